@@ -1,0 +1,1 @@
+"""Pure one-step kernels: NumPy in, NumPy out, no PyMC import."""

@@ -1,0 +1,127 @@
+"""Inverse-temperature ladders: construction, validation and re-spacing. NumPy only.
+
+A ladder is a strictly increasing array ``betas`` with ``0 <= betas[0]`` and ``betas[-1] == 1``;
+rung ``l`` targets ``prior(w) * lik(w) ** betas[l]``.
+"""
+
+import numpy as np
+
+__all__ = [
+    "geometric_ladder",
+    "power_ladder",
+    "validate_betas",
+    "make_ladder",
+    "communication_barrier",
+    "equal_rejection_ladder",
+]
+
+
+def geometric_ladder(n_rungs: int = 32) -> np.ndarray:
+    """Nagata & Watanabe's ladder: ``beta_1 = 0`` and ``beta_l = 2 ** (l - L)`` for ``l >= 2``."""
+    n_rungs = _check_n_rungs(n_rungs)
+    exponents = np.arange(2, n_rungs + 1) - n_rungs
+    return np.concatenate([[0.0], 2.0**exponents])
+
+
+def power_ladder(n_rungs: int = 32, power: float = 5.0) -> np.ndarray:
+    """Friel & Pettitt (2008) ladder ``beta_i = (i / (L - 1)) ** power``, ``i = 0..L-1``."""
+    n_rungs = _check_n_rungs(n_rungs)
+    if not np.isfinite(power) or power <= 0:
+        raise ValueError(f"`power` must be a positive number, got {power!r}.")
+    return (np.arange(n_rungs) / (n_rungs - 1)) ** float(power)
+
+
+def _check_n_rungs(n_rungs) -> int:
+    if isinstance(n_rungs, bool) or not isinstance(n_rungs, int | np.integer) or n_rungs < 2:
+        raise ValueError(
+            f"`n_rungs` must be an integer >= 2 (one rung at beta = 1 and at least one "
+            f"tempered rung), got {n_rungs!r}."
+        )
+    return int(n_rungs)
+
+
+def validate_betas(betas) -> np.ndarray:
+    """Return ``betas`` as a float array, or raise a ValueError that says what to fix."""
+    betas = np.asarray(betas, dtype=float)
+    if betas.ndim != 1:
+        raise ValueError(f"`betas` must be one-dimensional, got shape {betas.shape}.")
+    if betas.size < 2:
+        raise ValueError(
+            f"`betas` needs at least 2 rungs (e.g. [0, 1]), got {betas.size}; "
+            "pass more betas or use `n_rungs=`."
+        )
+    if not np.all(np.isfinite(betas)):
+        raise ValueError("`betas` must be finite numbers in [0, 1].")
+    if betas[0] < 0 or betas[-1] > 1:
+        raise ValueError(f"`betas` must lie in [0, 1], got min {betas[0]} and max {betas[-1]}.")
+    if np.any(np.diff(betas) <= 0):
+        bad = int(np.flatnonzero(np.diff(betas) <= 0)[0])
+        raise ValueError(
+            f"`betas` must be strictly increasing; betas[{bad}] = {betas[bad]} is not below "
+            f"betas[{bad + 1}] = {betas[bad + 1]}. Sort them and drop duplicates."
+        )
+    if betas[-1] != 1.0:
+        raise ValueError(
+            f"`betas` must end at 1 (the posterior rung that PyMC records), got {betas[-1]}. "
+            "Append 1.0 to the ladder."
+        )
+    return betas
+
+
+def make_ladder(betas=None, n_rungs=None, ladder="geometric") -> np.ndarray:
+    """Resolve the user's ``betas`` / ``n_rungs`` / ``ladder`` arguments into a validated ladder.
+
+    ``betas`` wins when given (``n_rungs`` must then agree). Otherwise ``ladder`` names the
+    initial spacing, ``"geometric"`` (seed paper, default) or ``"power"``, of ``n_rungs`` rungs
+    (default 32).
+    """
+    if betas is not None:
+        betas = validate_betas(betas)
+        if n_rungs is not None and n_rungs != betas.size:
+            raise ValueError(
+                f"`n_rungs`={n_rungs} disagrees with len(betas)={betas.size}; pass only one."
+            )
+        return betas
+    n_rungs = 32 if n_rungs is None else n_rungs
+    if ladder in ("geometric", "adaptive"):
+        return geometric_ladder(n_rungs)
+    if ladder == "power":
+        return power_ladder(n_rungs)
+    raise ValueError(f"`ladder` must be 'geometric', 'power' or 'adaptive', got {ladder!r}.")
+
+
+def communication_barrier(betas, rejection) -> np.ndarray:
+    """Cumulative communication barrier ``Lambda(beta_l) = sum_{k < l} r_k`` (Syed et al. 2021).
+
+    ``rejection[k]`` is the swap rejection rate between rungs ``k`` and ``k + 1``. Returns an
+    array of the same length as ``betas`` starting at 0; its last entry is the global barrier.
+    """
+    betas = validate_betas(betas)
+    rejection = np.clip(np.asarray(rejection, dtype=float), 0.0, 1.0)
+    if rejection.shape != (betas.size - 1,):
+        raise ValueError(
+            f"`rejection` needs one rate per neighbouring pair ({betas.size - 1}), "
+            f"got shape {rejection.shape}."
+        )
+    return np.concatenate([[0.0], np.cumsum(rejection)])
+
+
+def equal_rejection_ladder(betas, rejection, n_rungs=None) -> np.ndarray:
+    """Re-place rungs so every neighbouring pair has the same estimated rejection rate.
+
+    Inverts a monotone (piecewise-linear) interpolation of the cumulative barrier
+    ``Lambda(beta)`` at equally spaced levels, as in Syed et al. (2021), Algorithm 4. The end
+    points are kept. A tiny floor on each pair's rejection keeps ``Lambda`` strictly increasing.
+    """
+    betas = validate_betas(betas)
+    n_rungs = betas.size if n_rungs is None else _check_n_rungs(n_rungs)
+    rejection = np.maximum(np.asarray(rejection, dtype=float), 1e-6)
+    cumulative = communication_barrier(betas, np.minimum(rejection, 1.0))
+    levels = np.linspace(0.0, cumulative[-1], n_rungs)
+    new = np.interp(levels, cumulative, betas)
+    new[0], new[-1] = betas[0], 1.0
+    # interpolation keeps order; guard against float ties
+    for i in range(1, n_rungs):
+        if new[i] <= new[i - 1]:
+            new[i] = np.nextafter(new[i - 1], 2.0)
+    return validate_betas(new)

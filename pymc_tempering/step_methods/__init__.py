@@ -1,0 +1,1 @@
+"""Thin PyMC adapters around the pure kernels, one sampler per module."""

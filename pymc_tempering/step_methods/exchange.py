@@ -1,0 +1,428 @@
+"""ExchangeMC: replica-exchange (parallel tempering) Metropolis as a PyMC step method."""
+
+from dataclasses import field
+from typing import Any
+
+import numpy as np
+from pymc.blocking import RaveledVars
+from pymc.model import modelcontext
+from pymc.step_methods.arraystep import ArrayStepShared
+from pymc.step_methods.compound import Competence, StepMethodState
+from pymc.step_methods.state import dataclass_state
+from pymc.util import get_value_vars_from_user_vars
+from pymc.vartypes import continuous_types
+from rich.progress import TextColumn
+from rich.table import Column
+
+from pymc_tempering.kernels.rwm import (
+    RunningMoments,
+    optimal_accept,
+    robbins_monro_scaling,
+    rwm_sweep,
+)
+from pymc_tempering.ladder import communication_barrier, equal_rejection_ladder, make_ladder
+from pymc_tempering.step_methods._compile import (
+    check_all_free_continuous,
+    compile_tempered_density,
+    has_likelihood,
+    improper_priors,
+)
+from pymc_tempering.swap import SWAP_SCHEMES, propose_swaps, swap_pairs
+
+__all__ = ["ExchangeMC"]
+
+_BOTTOM, _TOP, _NONE = 0, 1, -1
+
+
+@dataclass_state
+class ExchangeMCState(StepMethodState):
+    tune: bool
+    betas: np.ndarray
+    replicas: Any
+    logprior: Any
+    loglik: Any
+    rung_replica: Any
+    log_scaling: np.ndarray
+    param_scale: np.ndarray
+    sweep: int
+    tune_sweeps: int
+    moments: Any
+    window_end: int
+    window_len: int
+    gain_start: int
+    last_end: np.ndarray
+    round_trips: int
+    swap_sum: float
+    swap_count: int
+    ladder_round: Any
+    barrier: float
+    sweeps_per_draw: int = field(metadata={"frozen": True})
+    swap_scheme: str = field(metadata={"frozen": True})
+
+
+class ExchangeMC(ArrayStepShared):
+    r"""Replica-exchange Monte Carlo (parallel tempering) with random-walk Metropolis rungs.
+
+    Rung :math:`l` at inverse temperature :math:`\beta_l` targets
+    :math:`p(w)\,p(y \mid w)^{\beta_l}`, with :math:`0 \le \beta_1 < \dots < \beta_L = 1`; the
+    :math:`\beta = 1` rung is the chain PyMC records. Each sweep moves every rung by one Gaussian
+    random-walk Metropolis step (one batched, compiled density call for all rungs), then proposes
+    swaps of neighbouring replicas, accepted with probability
+    :math:`\min\{1, \exp((\beta_{l+1} - \beta_l)(\ell_l - \ell_{l+1}))\}` where :math:`\ell_l` is the
+    log-likelihood of the replica on rung :math:`l`.
+
+    Parameters
+    ----------
+    vars : list, optional
+        Must be all free variables of the model (the default): every rung needs the full state.
+    betas : array_like, optional
+        The ladder, strictly increasing in [0, 1] and ending at 1. Overrides ``ladder``.
+    n_rungs : int, optional
+        Number of rungs for a built-in ladder, default 32.
+    ladder : {"geometric", "power", "adaptive"}, default "geometric"
+        ``"geometric"``: Nagata & Watanabe's :math:`\beta_1 = 0, \beta_l = 2^{l-L}`.
+        ``"power"``: :math:`\beta_i = (i/(L-1))^5` (Friel & Pettitt 2008). ``"adaptive"``: start
+        geometric, then during tuning re-place the rungs in rounds of doubling length so that
+        every neighbouring pair has the same swap rejection rate (Syed et al. 2021). The ladder
+        is frozen when tuning ends.
+    swap_scheme : {"deo", "seo", "random"}, default "deo"
+        ``"deo"``: the seed paper's deterministic even/odd pairs (non-reversible PT);
+        ``"seo"``: even or odd pairs chosen at random (reversible PT); ``"random"``: one random
+        neighbouring pair per sweep.
+    sweeps_per_draw : int, default 1
+        Sweeps (local moves on all rungs + one swap round) per recorded draw.
+    target_accept : float, optional
+        Local acceptance rate that tuning aims for on every rung. Default: the optimal rate for
+        Gaussian random-walk Metropolis in the model's dimension, 0.44 in 1-D falling to 0.234
+        (Gelman, Roberts & Gilks 1996). The seed paper's 60-80% suits uniform proposals on
+        singular models; pass ``target_accept=0.7`` to reproduce it.
+    scaling : float, optional
+        Initial proposal scale, default ``2.38 / sqrt(n_params)``.
+    init : {"prior", "jitter"}, default "prior"
+        How replicas other than the recorded one start: independent prior draws where the
+        model can be forward-sampled (as the seed paper does), else the initial point plus
+        U(-1, 1) jitter in the transformed space.
+    model, rng, initial_point, compile_kwargs, blocked
+        As for PyMC's step methods.
+
+    Notes
+    -----
+    Tuning (the ``tune`` draws of ``pm.sample``): each rung's proposal standard deviation is
+    ``scaling[l] * scale[l, j]`` per parameter ``j``. ``scaling`` follows a Robbins-Monro
+    recursion towards ``target_accept``; ``scale`` is set to the rung's observed standard
+    deviation at the end of doubling windows (50, 100, 200, ... sweeps) in the first 80% of
+    tuning, so parameters whose posterior scales differ by orders of magnitude all move.
+    Everything is frozen after tuning.
+
+    A proposal whose log prior or log-likelihood is NaN or infinite is rejected on every rung,
+    including :math:`\beta = 0`.
+
+    Stats, per draw: ``tune``; ``accept``, ``accepted`` and ``scaling`` of the :math:`\beta = 1`
+    rung (PyMC's names); ``swap_rate``, the running mean swap acceptance probability over all
+    pairs since tuning started or ended; ``round_trips``, the count of replicas that went from
+    the lowest rung to the top and back since tuning ended; and per-rung arrays (object stats,
+    so the DataTree has them as ``(chain, draw, <name>_dim_0)``): ``betas`` and ``rung_loglik``
+    (log-likelihood of each rung's replica at the end of the draw), ``rung_accept`` and
+    ``rung_scaling`` (local acceptance probability and proposal scale), ``rung_replica`` (which
+    replica sits on each rung), ``swap_accept`` and ``swap_accepted`` (per neighbouring pair:
+    mean acceptance probability and fraction accepted of the swaps attempted during the draw,
+    NaN where none was). ``pymc_tempering.tempering_dataset`` relabels them by rung.
+
+    References
+    ----------
+    K. Hukushima and K. Nemoto (1996), Exchange Monte Carlo method and application to spin glass
+    simulations. J. Phys. Soc. Jpn. 65, 1604.
+    K. Nagata and S. Watanabe (2008), Exchange Monte Carlo sampling from Bayesian posterior for
+    singular learning machines. IEEE Trans. Neural Networks 19(7).
+    S. Syed, A. Bouchard-Cote, G. Deligiannidis and A. Doucet (2021), Non-reversible parallel
+    tempering: a scalable highly parallel MCMC scheme. JRSS B 84(2).
+    """
+
+    name = "exchange_mc"
+    default_blocked = True
+    stats_dtypes_shapes = {
+        "tune": (bool, []),
+        "accept": (np.float64, []),
+        "accepted": (np.float64, []),
+        "scaling": (np.float64, []),
+        "swap_rate": (np.float64, []),
+        "round_trips": (np.int64, []),
+        "betas": (object, None),
+        "rung_loglik": (object, None),
+        "rung_accept": (object, None),
+        "rung_scaling": (object, None),
+        "rung_replica": (object, None),
+        "swap_accept": (object, None),
+        "swap_accepted": (object, None),
+    }
+    _state_class = ExchangeMCState
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        betas=None,
+        n_rungs: int | None = None,
+        ladder: str = "geometric",
+        swap_scheme: str = "deo",
+        sweeps_per_draw: int = 1,
+        target_accept: float | None = None,
+        scaling: float | None = None,
+        init: str = "prior",
+        model=None,
+        rng=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        blocked: bool = True,
+    ):
+        model = modelcontext(model)
+        if initial_point is None:
+            initial_point = model.initial_point()
+        vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
+        check_all_free_continuous(model, vars, "ExchangeMC")
+        if not has_likelihood(model):
+            raise ValueError(
+                "ExchangeMC needs likelihood terms (observed variables or Potentials that depend "
+                "on the free variables): tempering a model without them does nothing. Add "
+                "`observed=` data, or sample the prior with pm.sample_prior_predictive."
+            )
+
+        self.betas = make_ladder(betas, n_rungs, ladder)
+        self.adaptive_ladder = ladder == "adaptive" and betas is None
+        improper = improper_priors(model)
+        if self.betas[0] == 0 and improper:
+            raise ValueError(
+                f"The ladder starts at beta = 0, where rung 1 samples the prior, but {improper} "
+                "have improper priors (Flat/HalfFlat). Give them proper priors, or pass `betas=` "
+                "starting above 0 (the evidence then cannot be computed from this run)."
+            )
+        if swap_scheme not in SWAP_SCHEMES:
+            raise ValueError(f"`swap_scheme` must be one of {SWAP_SCHEMES}, got {swap_scheme!r}.")
+        if isinstance(sweeps_per_draw, bool) or not isinstance(sweeps_per_draw, int | np.integer):
+            raise ValueError(
+                f"`sweeps_per_draw` must be a positive integer, got {sweeps_per_draw!r}."
+            )
+        if sweeps_per_draw < 1:
+            raise ValueError(
+                f"`sweeps_per_draw` must be a positive integer, got {sweeps_per_draw}."
+            )
+        if init not in ("prior", "jitter"):
+            raise ValueError(f"`init` must be 'prior' or 'jitter', got {init!r}.")
+
+        self.density = compile_tempered_density(model, vars, initial_point, compile_kwargs)
+        n_params = self.density.n_params
+        if target_accept is None:
+            target_accept = optimal_accept(n_params)
+        if not 0 < target_accept < 1:
+            raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept}.")
+        if scaling is None:
+            scaling = 2.38 / np.sqrt(n_params)
+        if not np.isfinite(scaling) or scaling <= 0:
+            raise ValueError(f"`scaling` must be a positive finite number, got {scaling}.")
+        self.target_accept = float(target_accept)
+        self.swap_scheme = swap_scheme
+        self.sweeps_per_draw = int(sweeps_per_draw)
+        self.init = init if self.density.can_sample_prior() else "jitter"
+        self._initial_betas = self.betas.copy()
+        self._initial_log_scaling = float(np.log(scaling))
+        self.tune = True
+        self._reset_chain(tune_draws=0)
+        super().__init__(vars, {}, blocked=blocked, rng=rng)
+
+    # -- per-chain state -------------------------------------------------------------------------
+    def _reset_chain(self, tune_draws: int):
+        n_rungs, n_params = self._initial_betas.size, self.density.n_params
+        self.betas = self._initial_betas.copy()
+        self.replicas = None  # set from the start point at the first step
+        self.logprior = self.loglik = self.rung_replica = None
+        self.log_scaling = np.full(n_rungs, self._initial_log_scaling)
+        self.param_scale = np.ones((n_rungs, n_params))
+        self.sweep = 0
+        self.tune_sweeps = tune_draws * self.sweeps_per_draw
+        self.moments = RunningMoments((n_rungs, n_params))
+        self.window_len = self.window_end = 50
+        self.gain_start = 0
+        self.last_end = np.full(n_rungs, _NONE)
+        self.round_trips = 0
+        self.swap_sum, self.swap_count = 0.0, 0
+        self.ladder_round = (
+            {
+                "end": max(32, self.tune_sweeps // 64),
+                "length": max(32, self.tune_sweeps // 64),
+                "rejection": np.zeros(n_rungs - 1),
+                "count": np.zeros(n_rungs - 1),
+            }
+            if self.adaptive_ladder
+            else None
+        )
+        self.barrier = np.nan
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        super().setup_chain(rng, tune, draws)
+        self._reset_chain(tune_draws=tune)
+        self.tune = tune > 0
+
+    def reset_tuning(self):
+        """Forget all tuning: ladder, proposal scales and adaptation counters."""
+        tune_draws = self.tune_sweeps // self.sweeps_per_draw
+        replicas = (self.replicas, self.logprior, self.loglik, self.rung_replica)
+        self._reset_chain(tune_draws)
+        self.replicas, self.logprior, self.loglik, self.rung_replica = replicas
+
+    def stop_tuning(self):
+        self.tune = False
+        self.round_trips = 0
+        self.last_end[:] = _NONE
+        self.swap_sum, self.swap_count = 0.0, 0
+
+    def _init_replicas(self, q0: np.ndarray):
+        n_rungs, n_params = self.betas.size, self.density.n_params
+        if self.init == "prior":
+            x = self.density.sample_prior(n_rungs, self.rng)
+        else:
+            x = q0 + self.rng.uniform(-1, 1, size=(n_rungs, n_params))
+        x[-1] = q0
+        logprior, loglik = self.density.batch(x)
+        if not (np.isfinite(logprior[-1]) and np.isfinite(loglik[-1])):
+            raise ValueError(
+                "The start point has a non-finite log density (log prior "
+                f"{logprior[-1]}, log-likelihood {loglik[-1]}) at "
+                f"{self.density.to_point(q0)}. Pass `initvals=` to pm.sample with a valid point."
+            )
+        bad = ~(np.isfinite(logprior) & np.isfinite(loglik))
+        x[bad], logprior[bad], loglik[bad] = q0, logprior[-1], loglik[-1]
+        self.replicas, self.logprior, self.loglik = x, logprior, loglik
+        self.rung_replica = np.arange(n_rungs)
+
+    # -- the step --------------------------------------------------------------------------------
+    def astep(self, q0: RaveledVars):
+        if self.replicas is None:
+            self._init_replicas(q0.data.astype(np.float64))
+        n_rungs = self.betas.size
+        accept_sum = np.zeros(n_rungs)
+        accepted_sum = np.zeros(n_rungs)
+        swap_prob_sum = np.zeros(n_rungs - 1)
+        swap_acc_sum = np.zeros(n_rungs - 1)
+        swap_n = np.zeros(n_rungs - 1)
+
+        for _ in range(self.sweeps_per_draw):
+            step_scale = np.exp(self.log_scaling)[:, None] * self.param_scale
+            x, lp, ll, acc_prob, acc = rwm_sweep(
+                self.replicas,
+                self.logprior,
+                self.loglik,
+                self.betas,
+                step_scale,
+                self.density.batch,
+                self.rng,
+            )
+            accept_sum += acc_prob
+            accepted_sum += acc
+            lower = swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng)
+            order, swap_prob, swapped = propose_swaps(self.betas, ll, lower, self.rng)
+            self.replicas, self.logprior, self.loglik = x[order], lp[order], ll[order]
+            self.rung_replica = self.rung_replica[order]
+            swap_prob_sum[lower] += swap_prob
+            swap_acc_sum[lower] += swapped
+            swap_n[lower] += 1
+            self.swap_sum += swap_prob.sum()
+            self.swap_count += swap_prob.size
+            self._track_round_trips()
+            if self.tune:
+                self._adapt(acc_prob, lower, swap_prob)
+            self.sweep += 1
+
+        n = self.sweeps_per_draw
+        with np.errstate(invalid="ignore", divide="ignore"):
+            swap_accept = swap_prob_sum / swap_n
+            swap_accepted = swap_acc_sum / swap_n
+        stats = {
+            "tune": self.tune,
+            "accept": accept_sum[-1] / n,
+            "accepted": accepted_sum[-1] / n,
+            "scaling": float(np.exp(self.log_scaling[-1])),
+            "swap_rate": self.swap_sum / max(self.swap_count, 1),
+            "round_trips": self.round_trips,
+            "betas": self.betas.copy(),
+            "rung_loglik": self.loglik.copy(),
+            "rung_accept": accept_sum / n,
+            "rung_scaling": np.exp(self.log_scaling),
+            "rung_replica": self.rung_replica.copy(),
+            "swap_accept": swap_accept,
+            "swap_accepted": swap_accepted,
+        }
+        return RaveledVars(self.replicas[-1].copy(), q0.point_map_info), [stats]
+
+    def _track_round_trips(self):
+        """A round trip: a replica goes from the lowest rung to the top and back."""
+        bottom, top = self.rung_replica[0], self.rung_replica[-1]
+        if self.last_end[bottom] == _TOP:
+            self.round_trips += 1
+        self.last_end[bottom] = _BOTTOM
+        if self.last_end[top] == _BOTTOM:
+            self.last_end[top] = _TOP
+
+    # -- tuning ----------------------------------------------------------------------------------
+    def _adapt(self, accept_prob, lower, swap_prob):
+        t = self.sweep
+        gain = (t - self.gain_start + 1) ** -0.6
+        self.log_scaling = robbins_monro_scaling(
+            self.log_scaling, accept_prob, self.target_accept, gain
+        )
+        self.moments.update(self.replicas)
+        if t + 1 == self.window_end and self.window_end <= 0.8 * self.tune_sweeps:
+            n = self.moments.count
+            var = (n / (n + 5.0)) * self.moments.variance() + 1e-6 * (5.0 / (n + 5.0))
+            self.param_scale = np.sqrt(var)
+            self.log_scaling[:] = np.log(2.38 / np.sqrt(self.density.n_params))
+            self.gain_start = t + 1
+            self.moments.reset()
+            self.window_len *= 2
+            self.window_end += self.window_len
+        if self.ladder_round is not None:
+            self._adapt_ladder(t, lower, swap_prob)
+
+    def _adapt_ladder(self, t, lower, swap_prob):
+        rnd = self.ladder_round
+        rnd["rejection"][lower] += 1.0 - swap_prob
+        rnd["count"][lower] += 1
+        if t + 1 < rnd["end"]:
+            return
+        rejection = rnd["rejection"] / np.maximum(rnd["count"], 1)
+        self.barrier = float(communication_barrier(self.betas, rejection)[-1])
+        if rnd["end"] + 2 * rnd["length"] <= 0.8 * self.tune_sweeps:
+            self.betas = equal_rejection_ladder(self.betas, rejection)
+            rnd["length"] *= 2
+            rnd["end"] += rnd["length"]
+        else:
+            rnd["end"] = np.inf  # last round done: the ladder stays fixed
+        rnd["rejection"][:] = 0
+        rnd["count"][:] = 0
+
+    # -- PyMC integration ------------------------------------------------------------------------
+    @staticmethod
+    def competence(var, has_grad):
+        if var.dtype in continuous_types:
+            return Competence.COMPATIBLE
+        return Competence.INCOMPATIBLE
+
+    @staticmethod
+    def _progressbar_config(n_chains=1):
+        columns = [
+            TextColumn("{task.fields[swap_rate]:0.2f}", table_column=Column("Swap rate", ratio=1)),
+            TextColumn("{task.fields[accept]:0.2f}", table_column=Column("Accept", ratio=1)),
+            TextColumn("{task.fields[round_trips]}", table_column=Column("Round trips", ratio=1)),
+        ]
+        stats = {
+            "swap_rate": [0.0] * n_chains,
+            "accept": [0.0] * n_chains,
+            "round_trips": [0] * n_chains,
+        }
+        return columns, stats
+
+    @staticmethod
+    def _make_progressbar_update_functions():
+        def update_stats(step_stats):
+            return {k: step_stats[k] for k in ("swap_rate", "accept", "round_trips")}
+
+        return (update_stats,)
