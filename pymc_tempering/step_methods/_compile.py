@@ -146,3 +146,13 @@ def _compile_prior_draw(model, vars, compile_kwargs):
     except Exception:  # noqa: BLE001 - any failure means "cannot forward-sample"
         return None, []
     return fn, list(updates)
+
+
+# --- Langevin (ULA / MALA): tempered logp and gradient --------------------------------------
+# (section owned by the Langevin step methods)
+# --- end Langevin ---------------------------------------------------------------------------
+
+
+# --- SGLD: minibatch gradients --------------------------------------------------------------
+# (section owned by the SGLD step method)
+# --- end SGLD -------------------------------------------------------------------------------

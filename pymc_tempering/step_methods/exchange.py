@@ -68,8 +68,8 @@ class ExchangeMC(ArrayStepShared):
     :math:`\beta = 1` rung is the chain PyMC records. Each sweep moves every rung by one Gaussian
     random-walk Metropolis step (one batched, compiled density call for all rungs), then proposes
     swaps of neighbouring replicas, accepted with probability
-    :math:`\min\{1, \exp((\beta_{l+1} - \beta_l)(\ell_l - \ell_{l+1}))\}` where :math:`\ell_l` is the
-    log-likelihood of the replica on rung :math:`l`.
+    :math:`\min\{1, \exp((\beta_{l+1} - \beta_l)(\ell_l - \ell_{l+1}))\}` where
+    :math:`\ell_l` is the log-likelihood of the replica on rung :math:`l`.
 
     Parameters
     ----------
