@@ -155,4 +155,203 @@ def _compile_prior_draw(model, vars, compile_kwargs):
 
 # --- SGLD: minibatch gradients --------------------------------------------------------------
 # (section owned by the SGLD step method)
+from pymc.data import MinibatchOp  # noqa: E402
+from pymc.variational.minibatch_rv import MinibatchRandomVariable  # noqa: E402
+from pytensor.gradient import jacobian  # noqa: E402
+from pytensor.graph.replace import graph_replace  # noqa: E402
+from pytensor.graph.traversal import applys_between  # noqa: E402
+
+
+@dataclass
+class MinibatchGradients:
+    """Compiled gradients for SGLD of a flat parameter vector.
+
+    ``grads(x)`` returns ``(grad logprior, grad loglik)`` where the log-likelihood term is
+    evaluated on a fresh random minibatch at every call (the ``pm.Minibatch`` RNG is updated)
+    and is already multiplied by ``N / n`` through the observed variables' ``total_size``.
+    For a model without ``pm.Minibatch`` it is the exact full-data gradient.
+
+    ``indexed(x, idx)`` (minibatched models only) evaluates the same two gradients on the data
+    rows ``idx``, ``batch_size`` of them (PyMC fixes the minibatch shape in the logp graph), and
+    ``scores(x, idx)`` the per-datum gradients of the unscaled log-likelihood, shape
+    ``(batch_size, n_params)``. Both leave the minibatch RNG alone.
+    """
+
+    grads_fn: object
+    indexed_fn: object | None
+    scores_fn: object | None
+    rngs: list
+    point_map_info: tuple
+    n_params: int
+    minibatched: bool
+    total_size: int
+    batch_size: int
+    n_rows: int
+
+    def grads(self, x: np.ndarray):
+        return self.grads_fn(np.ascontiguousarray(x, dtype=np.float64))
+
+    def indexed(self, x: np.ndarray, idx: np.ndarray):
+        return self.indexed_fn(
+            np.ascontiguousarray(x, dtype=np.float64), np.asarray(idx, dtype=np.int64)
+        )
+
+    def scores(self, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        return self.scores_fn(
+            np.ascontiguousarray(x, dtype=np.float64), np.asarray(idx, dtype=np.int64)
+        )
+
+    def reseed(self, rng: np.random.Generator) -> None:
+        """Reseed the minibatch RNGs from ``rng`` (same seed, same sequence of minibatches)."""
+        if self.rngs:
+            reseed_rngs(self.rngs, rng.integers(2**63))
+
+    def to_point(self, x: np.ndarray) -> dict:
+        return DictToArrayBijection.rmap(RaveledVars(x, self.point_map_info))
+
+
+def _minibatch_nodes(outputs) -> list:
+    return [node for node in applys_between([], outputs) if isinstance(node.op, MinibatchOp)]
+
+
+def _rows_replacement(outputs, idx) -> dict:
+    """Map the outputs of the (single) pm.Minibatch node in ``outputs`` to ``data[idx]``."""
+    replace = {}
+    for node in _minibatch_nodes(outputs):
+        *data, _ = node.inputs
+        *mb_outputs, _ = node.outputs
+        replace.update({out: tensor[idx] for out, tensor in zip(mb_outputs, data, strict=True)})
+    return replace
+
+
+def _is_scaled(rv) -> bool:
+    return isinstance(rv.owner.op, MinibatchRandomVariable)
+
+
+def check_minibatch_model(model) -> None:
+    """Raise if an observed variable uses ``pm.Minibatch`` data without ``total_size``."""
+    for rv in model.observed_RVs:
+        if _is_scaled(rv):
+            continue
+        if _minibatch_nodes([rv, model.rvs_to_values[rv]]):
+            raise ValueError(
+                f"The observed variable {rv.name!r} uses pm.Minibatch data but has no "
+                "`total_size`, so its log-likelihood would not be scaled by N / batch_size and "
+                "SGLD would sample the wrong posterior. Pass `total_size=len(y)` (the full "
+                f"number of rows) when creating {rv.name!r}."
+            )
+
+
+def _total_size(rv) -> int:
+    size = rv.owner.inputs[1]
+    value = size.data if isinstance(size, Constant) else size.eval()
+    return int(value)
+
+
+def compile_minibatch_gradients(
+    model, vars, initial_point, compile_kwargs=None
+) -> MinibatchGradients:
+    """Compile the SGLD gradients (random minibatch, given rows, per-datum scores)."""
+    check_minibatch_model(model)
+    compile_kwargs = dict(compile_kwargs or {})
+    compile_kwargs.setdefault("on_unused_input", "ignore")
+    shared = make_shared_replacements(initial_point, vars, model)
+    (logprior, loglik), flat = join_nonshared_inputs(
+        initial_point, [model.varlogp, model.datalogp], vars, shared
+    )
+    grad_logprior = pt.grad(logprior, flat, disconnected_inputs="ignore")
+    grad_loglik = pt.grad(loglik, flat, disconnected_inputs="ignore")
+    grads_fn, updates = compile(
+        [flat],
+        [grad_logprior, grad_loglik],
+        random_seed=False,
+        return_updates=True,
+        **compile_kwargs,
+    )
+    grads_fn.trust_input = True
+
+    point = {v.name: initial_point[v.name] for v in vars}
+    raveled = DictToArrayBijection.map(point)
+    n_params = int(raveled.data.size)
+
+    nodes = _minibatch_nodes([loglik])
+    scaled = [rv for rv in model.observed_RVs if _is_scaled(rv)]
+    if not nodes:
+        n_rows = max(
+            (
+                int(np.shape(model.rvs_to_values[rv].eval())[0])
+                for rv in model.observed_RVs
+                if model.rvs_to_values[rv].ndim > 0
+            ),
+            default=1,
+        )
+        total = _total_size(scaled[0]) if scaled else n_rows
+        return MinibatchGradients(
+            grads_fn,
+            None,
+            None,
+            list(updates),
+            raveled.point_map_info,
+            n_params,
+            minibatched=False,
+            total_size=total,
+            batch_size=n_rows,
+            n_rows=n_rows,
+        )
+    n_calls = len({id(node.op) for node in nodes})  # PyMC clones a call's node; one op each
+    if n_calls > 1:
+        raise ValueError(
+            "SGLD supports one pm.Minibatch(...) call per model, found "
+            f"{n_calls}. Pass all minibatched arrays to a single call, "
+            "e.g. `X_mb, y_mb = pm.Minibatch(X, y, batch_size=100)`, so rows stay aligned."
+        )
+    node = nodes[0]
+    *data, _ = node.inputs
+    *mb_outputs, _ = node.outputs
+    n_rows = int(data[0].shape[0].eval())
+    batch_size = int(mb_outputs[0].shape[0].eval())
+    totals = {_total_size(rv) for rv in scaled}
+    if len(totals) != 1:
+        raise ValueError(
+            f"The minibatched observed variables have different `total_size` values {totals}; "
+            "SGLD needs one data set size N. Use the same `total_size=len(y)` for all of them."
+        )
+
+    # the same graphs on given rows; PyMC bakes batch_size into the logp graph (sizes, total_size
+    # scaling), so the rows come in batches of exactly batch_size
+    idx = pt.vector("rows", dtype="int64", shape=(batch_size,))
+    loglik_rows = graph_replace(loglik, _rows_replacement([loglik], idx), strict=False)
+    grad_loglik_rows = pt.grad(loglik_rows, flat, disconnected_inputs="ignore")
+    indexed_fn = compile(
+        [flat, idx], [grad_logprior, grad_loglik_rows], random_seed=False, **compile_kwargs
+    )
+    indexed_fn.trust_input = True
+
+    # per-datum log-likelihood of the minibatched observations, summed over trailing axes,
+    # with the total_size scaling N / len(rows) undone
+    terms = model.logp(vars=scaled, sum=False)
+    per_row = 0
+    for term in terms:
+        per_row = per_row + (term.sum(axis=tuple(range(1, term.ndim))) if term.ndim > 1 else term)
+    [per_row], flat2 = join_nonshared_inputs(initial_point, [per_row], vars, shared)
+    per_row = graph_replace(per_row, _rows_replacement([per_row], idx), strict=False)
+    total = totals.pop()
+    per_row = per_row * (batch_size / float(total))
+    scores = jacobian(per_row, flat2, vectorize=True)
+    scores_fn = compile([flat2, idx], scores, random_seed=False, **compile_kwargs)
+    scores_fn.trust_input = True
+    return MinibatchGradients(
+        grads_fn,
+        indexed_fn,
+        scores_fn,
+        list(updates),
+        raveled.point_map_info,
+        n_params,
+        minibatched=True,
+        total_size=total,
+        batch_size=batch_size,
+        n_rows=n_rows,
+    )
+
+
 # --- end SGLD -------------------------------------------------------------------------------

@@ -1,0 +1,350 @@
+"""SGLD: minibatch stochastic-gradient Langevin dynamics as a PyMC step method."""
+
+import logging
+
+import numpy as np
+from pymc.blocking import RaveledVars
+from pymc.model import modelcontext
+from pymc.pytensorf import make_shared_replacements
+from pymc.step_methods.arraystep import ArrayStepShared
+from pymc.step_methods.compound import Competence, StepMethodState
+from pymc.step_methods.state import dataclass_state
+from pymc.util import get_value_vars_from_user_vars
+from pymc.vartypes import continuous_types, discrete_types
+from rich.progress import TextColumn
+from rich.table import Column
+
+from pymc_tempering.kernels.sgld import (
+    StepSizeSchedule,
+    noise_variances,
+    polynomial_schedule,
+    rmsprop_preconditioner,
+    rmsprop_update,
+    sampling_threshold,
+    score_covariance,
+    sgld_step,
+)
+from pymc_tempering.step_methods._compile import compile_minibatch_gradients
+
+__all__ = ["SGLD"]
+
+_log = logging.getLogger("pymc")
+
+
+@dataclass_state
+class SGLDState(StepMethodState):
+    tune: bool
+    iteration: int
+    schedule: StepSizeSchedule
+    precond: np.ndarray
+    rms_v: np.ndarray
+    rms_count: int
+    adapting: bool
+    threshold_step: int
+    minibatch_rng: np.random.Generator | None
+
+
+class SGLD(ArrayStepShared):
+    r"""Stochastic-gradient Langevin dynamics (Welling & Teh 2011), optionally preconditioned.
+
+    Each step draws a fresh minibatch of ``n`` rows (the model's ``pm.Minibatch``) and moves
+
+    .. math::
+        \theta' = \theta + \tfrac{\epsilon_t}{2} M \big(\nabla \log p(\theta)
+        + \tfrac{N}{n} \textstyle\sum_i \nabla \log p(x_{ti} \mid \theta)\big) + \eta_t,
+        \qquad \eta_t \sim \mathcal N(0, \epsilon_t M),
+
+    with no Metropolis correction. The ``N / n`` factor comes from the observed variables'
+    ``total_size=N``. A model without ``pm.Minibatch`` uses the full data, and SGLD is then the
+    unadjusted Langevin algorithm with step :math:`\epsilon/2`
+    (``theta + (eps/2) grad logp + sqrt(eps) z``).
+
+    Parameters
+    ----------
+    vars : list, optional
+        Continuous free variables to sample (default: all of the model's).
+    step_size : float, optional
+        :math:`\epsilon_0`. Default ``1 / N``: a posterior whose precision grows like ``N``
+        (unit-scale data) then starts with :math:`\epsilon P = O(1)`; for Welling & Teh's
+        sec. 5.1 (``N = 100``) it is their 0.01.
+    final_step_size : float, optional
+        Step size at the last step of the chain (``tune + draws`` steps, or ``n_steps``).
+        Default ``step_size / 100``, as in the paper (0.01 to 0.0001).
+    gamma : float, default 0.55
+        Decay exponent of :math:`\epsilon_t = a (b + t)^{-\gamma}`, in (0.5, 1].
+    schedule : {"polynomial", "constant"}, default "polynomial"
+        ``"constant"`` keeps :math:`\epsilon_t` = ``step_size``.
+    n_steps : int, optional
+        Number of steps the polynomial schedule spans; default ``tune + draws`` of each chain
+        (10,000 until ``pm.sample`` sets up the chain).
+    preconditioner : None, array_like or "rmsprop", default None
+        Diagonal of :math:`M`: identity, a fixed positive vector (one entry per flattened
+        parameter), or pSGLD's RMSprop :math:`M = 1 / (\lambda + \sqrt{V})`,
+        :math:`V \leftarrow \alpha V + (1 - \alpha) \bar g^2` (Li et al. 2016). The RMSprop
+        :math:`M` adapts during tuning and is frozen after (it adapts throughout when there
+        is no tuning phase). We drop pSGLD's correction :math:`\Gamma(\theta) =
+        \sum_j \partial M_{ij} / \partial \theta_j`, as Li et al. do in their experiments: it
+        is exactly zero once :math:`M` is frozen, and during adaptation :math:`M` depends on
+        :math:`\theta` only through the running average of past gradients.
+    rmsprop_decay : float, default 0.99
+        :math:`\alpha` of the RMSprop average.
+    rmsprop_eps : float, default 1e-5
+        :math:`\lambda` of the RMSprop preconditioner.
+    threshold : float, default 0.1
+        When the sampling threshold (below) first falls under this value, SGLD logs it once
+        per chain, so burn-in can be cut there (:func:`pymc_tempering.sampling_threshold_crossing`).
+    threshold_every : int, default 100
+        Compute the sampling threshold and gradient-noise variance every this many steps.
+    threshold_rows : int, optional
+        Number of data rows used to estimate the score covariance :math:`V_s` (a multiple of
+        the batch size, default the smallest one >= 32): the paper's batch size 1 gives no
+        covariance by itself.
+    model, rng, initial_point, compile_kwargs, blocked
+        As for PyMC's step methods.
+
+    Notes
+    -----
+    Stats, per draw: ``tune``; ``step_size`` (:math:`\epsilon_t`); ``sampling_threshold``,
+    Welling & Teh's eq. (10) :math:`\alpha = \epsilon_t N^2/(4n)\,
+    \lambda_{max}(M^{1/2} V_s M^{1/2})`, with :math:`V_s` the empirical covariance of per-datum
+    scores, every ``threshold_every`` steps and NaN otherwise (0 for a full-batch model, whose
+    gradient is exact); ``grad_noise_var`` and ``injected_noise_var``, per-parameter variances
+    of the gradient noise :math:`\epsilon^2 N^2/(4n)\,\mathrm{diag}(M V_s M)` (same cadence)
+    and of the injected noise :math:`\epsilon\,\mathrm{diag}(M)` (object stats, dims
+    ``(chain, draw, <name>_dim_0)``); ``diverging``: the step produced a non-finite state,
+    which is discarded (the chain stays at its last finite state).
+
+    Minibatch rows are drawn with replacement by ``pm.Minibatch``; its RNG is reseeded from
+    the step's ``rng`` for every chain, so a ``random_seed`` repeats the trace.
+    Posterior expectations should weight draws by step size (eq. 11):
+    :func:`pymc_tempering.step_size_weighted_mean`.
+
+    References
+    ----------
+    M. Welling and Y. W. Teh (2011), Bayesian learning via stochastic gradient Langevin
+    dynamics. ICML.
+    C. Li, C. Chen, D. Carlson and L. Carin (2016), Preconditioned stochastic gradient Langevin
+    dynamics for deep neural networks. AAAI.
+    """
+
+    name = "sgld"
+    default_blocked = True
+    stats_dtypes_shapes = {
+        "tune": (bool, []),
+        "step_size": (np.float64, []),
+        "sampling_threshold": (np.float64, []),
+        "grad_noise_var": (object, None),
+        "injected_noise_var": (object, None),
+        "diverging": (bool, []),
+    }
+    _state_class = SGLDState
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        step_size: float | None = None,
+        final_step_size: float | None = None,
+        gamma: float = 0.55,
+        schedule: str = "polynomial",
+        n_steps: int | None = None,
+        preconditioner=None,
+        rmsprop_decay: float = 0.99,
+        rmsprop_eps: float = 1e-5,
+        threshold: float = 0.1,
+        threshold_every: int = 100,
+        threshold_rows: int | None = None,
+        model=None,
+        rng=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        blocked: bool = True,
+    ):
+        model = modelcontext(model)
+        if initial_point is None:
+            initial_point = model.initial_point()
+        vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
+        discrete = [v.name for v in vars if v.dtype in discrete_types]
+        if discrete:
+            raise ValueError(
+                f"SGLD needs gradients and samples continuous variables only; {discrete} are "
+                "discrete. Pass `vars=` with the continuous ones and give the discrete ones "
+                "another step method (e.g. pm.CategoricalGibbsMetropolis), or marginalise them."
+            )
+        if schedule not in ("polynomial", "constant"):
+            raise ValueError(f"`schedule` must be 'polynomial' or 'constant', got {schedule!r}.")
+        if int(threshold_every) < 1:
+            raise ValueError(
+                f"`threshold_every` must be a positive integer, got {threshold_every}."
+            )
+        if not 0 < rmsprop_decay < 1:
+            raise ValueError(f"`rmsprop_decay` must lie in (0, 1), got {rmsprop_decay}.")
+
+        self.gradients = compile_minibatch_gradients(model, vars, initial_point, compile_kwargs)
+        g = self.gradients
+        self.n_data = g.total_size
+        self.batch_size = g.batch_size if g.minibatched else g.total_size
+        if step_size is None:
+            step_size = 1.0 / self.n_data
+        if final_step_size is None:
+            final_step_size = step_size / 100.0 if schedule == "polynomial" else step_size
+        self._schedule_args = (float(step_size), float(final_step_size), float(gamma))
+        self.schedule_kind = schedule
+        self.n_steps = n_steps
+        self.schedule = self._make_schedule(n_steps or 10_000)  # validates the arguments
+
+        n_params = g.n_params
+        self.rmsprop = isinstance(preconditioner, str)
+        if self.rmsprop and preconditioner != "rmsprop":
+            raise ValueError(
+                f"`preconditioner` must be None, a positive array or 'rmsprop', got "
+                f"{preconditioner!r}."
+            )
+        if preconditioner is None or self.rmsprop:
+            fixed = np.ones(n_params)
+        else:
+            fixed = np.broadcast_to(np.asarray(preconditioner, dtype=float), (n_params,)).copy()
+            if not np.all(np.isfinite(fixed) & (fixed > 0)):
+                raise ValueError(
+                    "`preconditioner` must hold positive finite numbers, one per flattened "
+                    f"parameter ({n_params}); got {preconditioner}."
+                )
+        self._fixed_precond = fixed
+        self.rmsprop_decay, self.rmsprop_eps = float(rmsprop_decay), float(rmsprop_eps)
+        self.threshold = float(threshold)
+        self.threshold_every = int(threshold_every)
+        if threshold_rows is None:
+            threshold_rows = max(32, self.batch_size)
+        self._score_batches = max(1, -(-int(threshold_rows) // self.batch_size))
+        if g.minibatched and self._score_batches * self.batch_size < 2:
+            self._score_batches = 2
+        self.tune = True
+        self._reset_chain(tune=0)
+        shared = make_shared_replacements(initial_point, vars, model)
+        super().__init__(vars, shared, blocked=blocked, rng=rng)
+
+    def _make_schedule(self, n_steps: int) -> StepSizeSchedule:
+        step_size, final_step_size, gamma = self._schedule_args
+        if self.schedule_kind == "constant":
+            return StepSizeSchedule.constant(step_size)
+        return polynomial_schedule(step_size, final_step_size, max(int(n_steps), 2), gamma)
+
+    # -- per-chain state -------------------------------------------------------------------------
+    def _reset_chain(self, tune: int):
+        self.iteration = 0
+        self.precond = self._fixed_precond.copy()
+        self.rms_v = np.zeros_like(self.precond)
+        self.rms_count = 0
+        self.adapting = self.rmsprop
+        self.threshold_step = -1
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        super().setup_chain(rng, tune, draws)
+        self.gradients.reseed(self.rng)
+        self.schedule = self._make_schedule(self.n_steps or tune + draws)
+        self._reset_chain(tune)
+        self.tune = tune > 0
+
+    def reset_tuning(self):
+        """Restart the step-size schedule and the RMSprop preconditioner."""
+        self._reset_chain(0)
+
+    def stop_tuning(self):
+        self.tune = False
+        if self.rmsprop and self.rms_count > 0:
+            self.adapting = False
+
+    @property
+    def minibatch_rng(self):
+        rngs = self.gradients.rngs
+        return rngs[0].get_value(borrow=False) if rngs else None
+
+    @minibatch_rng.setter
+    def minibatch_rng(self, value):
+        if value is not None:
+            self.gradients.rngs[0].set_value(value, borrow=True)
+
+    # -- the step --------------------------------------------------------------------------------
+    def astep(self, q0: RaveledVars):
+        x = q0.data.astype(np.float64)
+        eps = float(self.schedule(self.iteration))
+        grad_logprior, grad_loglik = self.gradients.grads(x)
+        if self.adapting:
+            self.rms_v = rmsprop_update(self.rms_v, grad_loglik / self.n_data, self.rmsprop_decay)
+            self.rms_count += 1
+            self.precond = rmsprop_preconditioner(self.rms_v, self.rmsprop_eps)
+        x_new = sgld_step(x, grad_logprior, grad_loglik, eps, self.precond, self.rng)
+        diverging = not np.all(np.isfinite(x_new))
+        if diverging:
+            x_new = x
+
+        n_params = x.size
+        alpha = np.nan
+        grad_noise = np.full(n_params, np.nan)
+        if self.iteration % self.threshold_every == 0 and not diverging:
+            alpha, grad_noise = self._threshold(x, eps)
+        self.iteration += 1
+        stats = {
+            "tune": self.tune,
+            "step_size": eps,
+            "sampling_threshold": alpha,
+            "grad_noise_var": grad_noise,
+            "injected_noise_var": eps * self.precond,
+            "diverging": diverging,
+        }
+        return RaveledVars(x_new, q0.point_map_info), [stats]
+
+    def _threshold(self, x, eps):
+        g = self.gradients
+        if not g.minibatched:  # exact gradient: no gradient noise
+            return 0.0, np.zeros(x.size)
+        rows = self.rng.integers(0, g.n_rows, size=(self._score_batches, g.batch_size))
+        scores = np.concatenate([g.scores(x, r) for r in rows])
+        if not np.all(np.isfinite(scores)):
+            return np.nan, np.full(x.size, np.nan)
+        cov = score_covariance(scores)
+        alpha = sampling_threshold(cov, eps, self.n_data, self.batch_size, self.precond)
+        grad_noise, _ = noise_variances(cov, eps, self.n_data, self.batch_size, self.precond)
+        if alpha < self.threshold and self.threshold_step < 0:
+            self.threshold_step = self.iteration
+            _log.info(
+                "SGLD: the sampling threshold fell to %.3g < %.3g at step %d (step size %.3g); "
+                "earlier draws are burn-in (pmt.sampling_threshold_crossing finds the draw).",
+                alpha,
+                self.threshold,
+                self.iteration,
+                eps,
+            )
+        return alpha, grad_noise
+
+    # -- PyMC integration ------------------------------------------------------------------------
+    @staticmethod
+    def competence(var, has_grad):
+        if var.dtype in continuous_types and has_grad:
+            return Competence.COMPATIBLE
+        return Competence.INCOMPATIBLE
+
+    @staticmethod
+    def _progressbar_config(n_chains=1):
+        columns = [
+            TextColumn("{task.fields[step_size]:0.2e}", table_column=Column("Step size", ratio=1)),
+            TextColumn(
+                "{task.fields[sampling_threshold]:0.3g}",
+                table_column=Column("Sampling threshold", ratio=1),
+            ),
+        ]
+        stats = {
+            "step_size": [0.0] * n_chains,
+            "sampling_threshold": [float("nan")] * n_chains,
+        }
+        return columns, stats
+
+    @staticmethod
+    def _make_progressbar_update_functions():
+        def update_stats(step_stats):
+            out = {"step_size": step_stats["step_size"], "failing": step_stats["diverging"]}
+            if np.isfinite(step_stats["sampling_threshold"]):  # keep the last value shown
+                out["sampling_threshold"] = step_stats["sampling_threshold"]
+            return out
+
+        return (update_stats,)
