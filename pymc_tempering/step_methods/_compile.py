@@ -13,10 +13,13 @@ import pytensor.tensor as pt
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.distributions.continuous import FlatRV, HalfFlatRV
 from pymc.initial_point import make_initial_point_expression
+from pymc.logprob.utils import local_check_parameter_to_ninf_switch
 from pymc.pytensorf import compile, join_nonshared_inputs, make_shared_replacements, reseed_rngs
 from pymc.vartypes import discrete_types
 from pytensor.graph.basic import Constant
-from pytensor.graph.replace import vectorize_graph
+from pytensor.graph.fg import FunctionGraph
+from pytensor.graph.replace import clone_replace, vectorize_graph
+from pytensor.graph.rewriting.basic import in2out
 from pytensor.graph.traversal import graph_inputs
 
 __all__ = ["TemperedDensity", "compile_tempered_density", "check_all_free_continuous"]
@@ -108,7 +111,10 @@ def compile_tempered_density(model, vars, initial_point, compile_kwargs=None) ->
     single.trust_input = True
 
     replicas = pt.matrix("replicas", dtype=flat.dtype)
-    batch_logprior, batch_loglik = vectorize_graph([logprior, loglik], {flat: replicas})
+    point_flat, (point_logprior, point_loglik) = _checks_to_switches(flat, [logprior, loglik])
+    batch_logprior, batch_loglik = vectorize_graph(
+        [point_logprior, point_loglik], {point_flat: replicas}
+    )
     # a model term that does not depend on the parameters vectorises to a scalar
     batch_logprior = pt.broadcast_to(batch_logprior, (replicas.shape[0],))
     batch_loglik = pt.broadcast_to(batch_loglik, (replicas.shape[0],))
@@ -121,6 +127,20 @@ def compile_tempered_density(model, vars, initial_point, compile_kwargs=None) ->
 
     prior_draw, prior_rngs = _compile_prior_draw(model, vars, compile_kwargs)
     return TemperedDensity(single, batched, prior_draw, prior_rngs, point_map_info, n_params)
+
+
+def _checks_to_switches(flat, outputs):
+    """Copy of the per-point graph whose parameter checks are ``switch(cond, logp, -inf)``.
+
+    Vectorising a CheckParameterValue directly reduces its condition over the whole batch, so
+    one invalid replica would make every rung's density -inf. Rewriting the checks per point
+    first keeps each replica's density its own.
+    """
+    new_flat = flat.type(name="point")
+    cloned = clone_replace(outputs, {flat: new_flat})
+    fgraph = FunctionGraph([new_flat], cloned, clone=False)
+    in2out(local_check_parameter_to_ninf_switch).rewrite(fgraph)
+    return new_flat, fgraph.outputs
 
 
 def _compile_prior_draw(model, vars, compile_kwargs):
@@ -150,6 +170,62 @@ def _compile_prior_draw(model, vars, compile_kwargs):
 
 # --- Langevin (ULA / MALA): tempered logp and gradient --------------------------------------
 # (section owned by the Langevin step methods)
+def compile_tempered_logp_dlogp(model, vars, initial_point, beta, compile_kwargs=None, sampler=""):
+    """Compile ``logprior + beta * loglik`` and its gradient of the flat vector of ``vars``.
+
+    One compiled call returns ``(logp, grad)``; it is PyMC's ``model.logp_dlogp_function``
+    with ``tempered=True`` and the likelihood weight set to ``beta``. Free variables not in
+    ``vars`` become shared inputs, set by ``ArrayStepShared.step`` from the current point.
+    Raises ``ValueError`` naming the variables when the log density has no gradient.
+    """
+    from pytensor.gradient import DisconnectedInputError, NullTypeGradError
+
+    discrete = [v.name for v in vars if v.dtype in discrete_types]
+    if discrete:
+        raise ValueError(
+            f"{sampler} needs the gradient of the log density, which discrete variables "
+            f"{discrete} do not have. Let PyMC assign them another step method: call "
+            f"{sampler}(vars=[...]) with the continuous variables only."
+        )
+    try:
+        fn = model.logp_dlogp_function(
+            vars,
+            tempered=True,
+            ravel_inputs=True,
+            initial_point=initial_point,
+            **dict(compile_kwargs or {}),
+        )
+    except (NotImplementedError, NullTypeGradError, DisconnectedInputError, TypeError) as err:
+        raise ValueError(
+            f"{sampler} could not build the gradient of the model's log density with respect "
+            f"to {[v.name for v in vars]} ({type(err).__name__}: {err}). A term without a "
+            "gradient (a black-box Op, a discrete or non-differentiable operation) cannot be "
+            "sampled with Langevin moves: give it a gradient or use pm.Metropolis / pm.Slice."
+        ) from err
+    fn.set_weights(np.array([beta], dtype=fn.dtype))
+    fn.trust_input = True
+    return fn
+
+
+def nonfinite_start_message(model, point, vars) -> str:
+    """Name the variables and log-density terms that are not finite at ``point``."""
+    bad_values = [
+        v.name for v in vars if not np.all(np.isfinite(np.asarray(point[v.name], dtype=float)))
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        logps = model.point_logps(point, round_vals=None)
+    bad_terms = {k: v for k, v in logps.items() if not np.isfinite(v)}
+    parts = []
+    if bad_values:
+        parts.append(f"values of {bad_values} are not finite")
+    if bad_terms:
+        parts.append(f"log density terms {bad_terms} are not finite")
+    if not parts:
+        parts.append("the gradient of the log density is not finite")
+    return "; ".join(parts)
+
+
 # --- end Langevin ---------------------------------------------------------------------------
 
 

@@ -1,0 +1,324 @@
+"""ExchangeMC: known targets with MCSE-scaled tolerances, broken variants that must fail,
+the step-method contract, reproducibility and bad input."""
+
+import arviz as az
+import numpy as np
+import pymc as pm
+import pytest
+
+from conftest import SAMPLE_KWARGS
+
+import pymc_tempering as pmt
+import pymc_tempering.swap as swap_module
+
+WEIGHTS = (0.3, 0.7)
+MODES = np.array([[-5.0, -5.0], [5.0, 5.0]])  # 10 sd apart along each axis
+
+
+def bimodal_model():
+    """2-D mixture 0.3 N((-5,-5), I) + 0.7 N((5,5), I) as the likelihood, wide N(0, 20^2) prior.
+
+    The prior density is the same at both modes, so the posterior weights stay 0.3 / 0.7 up to
+    a negligible correction (the modes' prior factors are equal by symmetry).
+    """
+    with pm.Model() as model:
+        x = pm.Normal("x", 0, 20, shape=2)
+        comps = [
+            np.log(w) + pm.logp(pm.MvNormal.dist(mu, np.eye(2)), x)
+            for w, mu in zip(WEIGHTS, MODES, strict=True)
+        ]
+        pm.Potential("mixture", pm.math.logsumexp(pm.math.stack(comps)))
+    return model
+
+
+def mode_weight_check(idata):
+    """Weight of the (-5,-5) mode at beta = 1: estimate, MCSE, R-hat, and whether it passes.
+
+    Pass means: chains agree (R-hat < 1.05, ESS > 100) and |weight - 0.3| < 4 MCSE, and every
+    draw sits within 5 sd of a mode (a sampler that records junk fails here).
+    """
+    x = idata.posterior["x"]
+    lower = (x.sel(x_dim_0=0) < 0).astype(float)
+    est = float(lower.mean())
+    mcse = float(az.mcse(lower, method="mean"))
+    rhat = float(az.rhat(lower))
+    ess = float(az.ess(lower))
+    dist = np.minimum(
+        np.linalg.norm(x.values - MODES[0], axis=-1), np.linalg.norm(x.values - MODES[1], axis=-1)
+    )
+    ok = rhat < 1.05 and ess > 100 and abs(est - WEIGHTS[0]) < 4 * mcse and dist.max() < 5
+    return ok, {"weight": est, "mcse": mcse, "rhat": rhat, "ess": ess, "max_dist": dist.max()}
+
+
+def sample_bimodal(step_factory, seed=11, draws=1500, tune=1000):
+    with bimodal_model():
+        return pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=4,
+            cores=1,
+            step=step_factory(),
+            random_seed=seed,
+            **SAMPLE_KWARGS,
+        )
+
+
+def test_bimodal_weights_recovered_by_exchange_mc():
+    ok, info = mode_weight_check(sample_bimodal(lambda: pmt.ExchangeMC(n_rungs=32)))
+    assert ok, info
+
+
+def test_bimodal_defeats_metropolis():
+    ok, info = mode_weight_check(sample_bimodal(pm.Metropolis))
+    assert not ok, info
+
+
+def test_sign_flipped_swap_rule_fails_the_bimodal_test(monkeypatch):
+    """The rule as misprinted in the issue, exp((b_{l+1}-b_l)(ll_{l+1}-ll_l)), must fail."""
+
+    def flipped(betas, loglik, lower):
+        return -swap_module.__dict__["_true_log_swap_ratio"](betas, loglik, lower)
+
+    monkeypatch.setitem(swap_module.__dict__, "_true_log_swap_ratio", swap_module.log_swap_ratio)
+    monkeypatch.setattr(swap_module, "log_swap_ratio", flipped)
+    ok, info = mode_weight_check(sample_bimodal(lambda: pmt.ExchangeMC(n_rungs=32)))
+    assert not ok, info
+
+
+# -- every rung samples its own tempered target --------------------------------------------------
+X_SEED_LECTURE = np.random.default_rng(2024).normal(0.5, 1.0, size=20)
+B_PRIOR = 1.5
+
+
+def seed_lecture_model(x=X_SEED_LECTURE, b=B_PRIOR):
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, b)
+        pm.Normal("x", mu, 1, observed=x)
+    return model
+
+
+def exact_tempered_moments(beta, x=X_SEED_LECTURE, b=B_PRIOR):
+    """Tempered posterior N(m, v) of mu and E_beta[loglik] for x_i ~ N(mu, 1), mu ~ N(0, b^2)."""
+    n = x.size
+    v = 1.0 / (beta * n + b**-2)
+    m = v * beta * x.sum()
+    e_loglik = -0.5 * n * np.log(2 * np.pi) - 0.5 * (np.sum((x - m) ** 2) + n * v)
+    return m, v, e_loglik
+
+
+@pytest.mark.parametrize("swap_scheme", ["deo", "seo"])
+def test_every_rung_has_the_exact_mean_loglik(swap_scheme):
+    with seed_lecture_model():
+        idata = pm.sample(
+            draws=1500,
+            tune=1000,
+            chains=2,
+            cores=1,
+            random_seed=5,
+            step=pmt.ExchangeMC(n_rungs=12, ladder="power", swap_scheme=swap_scheme),
+            **SAMPLE_KWARGS,
+        )
+    ds = pmt.tempering_dataset(idata)
+    for rung, beta in enumerate(ds.beta.values):
+        trace = ds.rung_loglik.sel(rung=rung)
+        est, mcse = float(trace.mean()), float(az.mcse(trace, method="mean"))
+        truth = exact_tempered_moments(beta)[2]
+        assert abs(est - truth) < 4 * mcse, (rung, beta, est, truth, mcse)
+    # and the recorded chain is the beta = 1 posterior
+    m, v, _ = exact_tempered_moments(1.0)
+    mu = idata.posterior["mu"]
+    assert abs(float(mu.mean()) - m) < 4 * float(az.mcse(mu, method="mean"))
+    assert abs(float(mu.std()) - np.sqrt(v)) < 4 * float(az.mcse(mu, method="sd"))
+
+
+def test_scales_differing_by_orders_of_magnitude_are_tuned():
+    """Posterior sds 1e-3 and 1e2 in one model: both must mix after per-parameter tuning."""
+    rng = np.random.default_rng(1)
+    with pm.Model():
+        a = pm.Normal("a", 0, 10)
+        c = pm.Normal("c", 0, 1e4)
+        pm.Normal("ya", a, 1e-2, observed=rng.normal(0.3, 1e-2, size=100))
+        pm.Normal("yc", c, 1e3, observed=rng.normal(3000, 1e3, size=100))
+        idata = pm.sample(
+            draws=1000,
+            tune=1500,
+            chains=2,
+            cores=1,
+            random_seed=3,
+            step=pmt.ExchangeMC(n_rungs=8),
+            **SAMPLE_KWARGS,
+        )
+    ess = az.ess(idata)
+    assert float(ess["a"]) > 100 and float(ess["c"]) > 100, ess
+    assert float(idata.sample_stats.accept.mean()) > 0.15
+
+
+# -- what lands in the DataTree -----------------------------------------------------------------
+def test_stats_land_in_the_datatree_with_rung_shapes():
+    with seed_lecture_model():
+        idata = pm.sample(
+            draws=50,
+            tune=20,
+            chains=2,
+            cores=1,
+            random_seed=1,
+            step=pmt.ExchangeMC(n_rungs=6, sweeps_per_draw=3),
+            **SAMPLE_KWARGS,
+        )
+    stats = idata.sample_stats
+    for name in ("accept", "accepted", "scaling", "swap_rate", "round_trips"):
+        assert stats[name].shape == (2, 50), name
+    for name in ("betas", "rung_loglik", "rung_accept", "rung_scaling", "rung_replica"):
+        assert stats[name].shape == (2, 50, 6), name
+    for name in ("swap_accept", "swap_accepted"):
+        assert stats[name].shape == (2, 50, 5), name
+    assert stats.rung_replica.dtype.kind == "i"
+    # each rung holds a different replica at every draw
+    replicas = np.sort(stats.rung_replica.values, axis=-1)
+    assert (replicas == np.arange(6)).all()
+    # beta = 1 rung's loglik is the loglik of the recorded point
+    ds = pmt.tempering_dataset(idata)
+    assert ds.rung_loglik.dims == ("chain", "draw", "rung")
+    assert ds.swap_accept.dims == ("chain", "draw", "rung_pair")
+    np.testing.assert_array_equal(ds.beta, pmt.geometric_ladder(6))
+    mu = idata.posterior["mu"].values
+    x = X_SEED_LECTURE
+    loglik = (-0.5 * np.log(2 * np.pi) - 0.5 * (x - mu[..., None]) ** 2).sum(-1)
+    np.testing.assert_allclose(ds.rung_loglik.sel(rung=5).values, loglik)
+    # with 3 sweeps per draw every pair is attempted each draw under DEO
+    assert np.isfinite(ds.swap_accept.values).all()
+
+
+def test_tempering_dataset_needs_tempering_traces():
+    with seed_lecture_model():
+        idata = pm.sample(draws=20, tune=10, chains=1, step=pm.Metropolis(), **SAMPLE_KWARGS)
+    with pytest.raises(ValueError, match="ExchangeMC"):
+        pmt.tempering_dataset(idata)
+
+
+# -- reproducibility, state, and rejection of invalid proposals ----------------------------------
+def _sample_small(cores, seed):
+    with bimodal_model():
+        return pm.sample(
+            draws=60,
+            tune=40,
+            chains=2,
+            cores=cores,
+            random_seed=seed,
+            step=pmt.ExchangeMC(n_rungs=8),
+            **SAMPLE_KWARGS,
+        )
+
+
+def test_same_seed_same_trace_with_one_and_two_cores():
+    a, b, c = _sample_small(1, 42), _sample_small(2, 42), _sample_small(1, 43)
+    np.testing.assert_array_equal(a.posterior["x"].values, b.posterior["x"].values)
+    np.testing.assert_array_equal(
+        a.sample_stats.rung_loglik.values, b.sample_stats.rung_loglik.values
+    )
+    assert not np.array_equal(a.posterior["x"].values, c.posterior["x"].values)
+
+
+def test_sampling_state_restores_a_step_bit_for_bit():
+    with seed_lecture_model() as model:
+        step = pmt.ExchangeMC(n_rungs=5)
+        point = model.initial_point()
+    step.setup_chain(np.random.default_rng(0), tune=10, draws=10)
+    for _ in range(5):
+        point, _ = step.step(point)
+    state = step.sampling_state
+    p1, s1 = step.step(point)
+    step.sampling_state = state
+    p2, s2 = step.step(point)
+    np.testing.assert_array_equal(p1["mu"], p2["mu"])
+    np.testing.assert_array_equal(s1[0]["rung_loglik"], s2[0]["rung_loglik"])
+
+
+def test_invalid_proposals_are_rejected_never_recorded():
+    """y ~ U(0, theta): theta below max(y) has zero likelihood and must never be recorded."""
+    y = np.array([0.5, 1.7, 2.9])
+    with pm.Model():
+        theta = pm.Gamma("theta", 2, 0.5, initval=4.0)
+        pm.Uniform("y", 0, theta, observed=y)
+        idata = pm.sample(
+            draws=300,
+            tune=200,
+            chains=1,
+            random_seed=2,
+            step=pmt.ExchangeMC(n_rungs=8),
+            **SAMPLE_KWARGS,
+        )
+    assert (idata.posterior["theta"].values > y.max()).all()
+    assert np.isfinite(idata.sample_stats.rung_loglik.values).all()
+
+
+def test_round_trips_are_counted():
+    with seed_lecture_model():
+        idata = pm.sample(
+            draws=500,
+            tune=200,
+            chains=1,
+            random_seed=2,
+            step=pmt.ExchangeMC(n_rungs=6),
+            **SAMPLE_KWARGS,
+        )
+    trips = idata.sample_stats.round_trips.values[0]
+    assert (np.diff(trips) >= 0).all() and trips[-1] > 5
+
+
+# -- bad input ----------------------------------------------------------------------------------
+def test_bad_ladder_arguments():
+    with seed_lecture_model():
+        with pytest.raises(ValueError, match="strictly increasing"):
+            pmt.ExchangeMC(betas=[0, 0.5, 0.4, 1])
+        with pytest.raises(ValueError, match="end at 1"):
+            pmt.ExchangeMC(betas=[0, 0.5])
+        with pytest.raises(ValueError, match="n_rungs"):
+            pmt.ExchangeMC(n_rungs=1)
+        with pytest.raises(ValueError, match="swap_scheme"):
+            pmt.ExchangeMC(swap_scheme="sideways")
+        with pytest.raises(ValueError, match="sweeps_per_draw"):
+            pmt.ExchangeMC(sweeps_per_draw=0)
+        with pytest.raises(ValueError, match="target_accept"):
+            pmt.ExchangeMC(target_accept=1.5)
+
+
+def test_improper_prior_with_a_prior_rung_is_refused():
+    with pm.Model():
+        mu = pm.Flat("mu")
+        pm.Normal("x", mu, 1, observed=[0.1, 0.2])
+        with pytest.raises(ValueError, match=r"\['mu'\] have improper"):
+            pmt.ExchangeMC()
+        pmt.ExchangeMC(betas=[0.01, 0.1, 1.0])  # allowed: the ladder avoids the prior
+
+
+def test_model_without_likelihood_is_refused():
+    with pm.Model():
+        pm.Normal("mu", 0, 1)
+        with pytest.raises(ValueError, match="likelihood"):
+            pmt.ExchangeMC()
+
+
+def test_discrete_and_partial_assignments_are_refused():
+    with pm.Model():
+        k = pm.Poisson("k", 3)
+        mu = pm.Normal("mu", 0, 1)
+        pm.Normal("x", mu + k, 1, observed=[0.1, 0.2])
+        with pytest.raises(ValueError, match="discrete"):
+            pmt.ExchangeMC()
+        with pytest.raises(ValueError, match=r"every free variable.*\['k'\]"):
+            pmt.ExchangeMC([mu])
+        assert pmt.ExchangeMC.competence(k, False) == 0
+
+
+def test_non_finite_start_point_names_the_variable():
+    with seed_lecture_model():
+        with pytest.raises(Exception, match="mu"):
+            pm.sample(
+                draws=10,
+                tune=0,
+                chains=1,
+                step=pmt.ExchangeMC(n_rungs=4),
+                initvals={"mu": np.nan},
+                **SAMPLE_KWARGS,
+            )
