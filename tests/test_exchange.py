@@ -5,7 +5,6 @@ import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
-
 from conftest import SAMPLE_KWARGS
 
 import pymc_tempering as pmt
