@@ -1,0 +1,426 @@
+"""SGLD: pure maths, the minibatch gradient compiler, the step method, and known targets."""
+
+import logging
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pymc as pm
+import pytensor
+import pytest
+import xarray as xr
+from pymc.blocking import DictToArrayBijection
+from scipy import stats
+
+import pymc_tempering.step_methods.sgld as sgld_module
+from pymc_tempering.kernels.sgld import (
+    StepSizeSchedule,
+    noise_variances,
+    polynomial_schedule,
+    rmsprop_preconditioner,
+    rmsprop_update,
+    sampling_threshold,
+    score_covariance,
+    sgld_step,
+)
+from pymc_tempering.kernels.sgld import step_size_weighted_mean as weighted_mean_array
+from pymc_tempering.sgld_analysis import sampling_threshold_crossing, step_size_weighted_mean
+from pymc_tempering.step_methods._compile import compile_minibatch_gradients
+from pymc_tempering.step_methods.sgld import SGLD
+
+# PyTensor's C virtual machine: the lowest per-call overhead for SGLD's one-gradient steps
+FAST = {"mode": pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")}
+SAMPLE = {"progressbar": False, "compute_convergence_checks": False}
+
+
+def batch_means_mcse(values, n_batches=40):
+    """Monte Carlo standard error of the mean of a correlated series, by batch means."""
+    values = np.asarray(values, dtype=float).ravel()
+    size = values.size // n_batches
+    means = values[: size * n_batches].reshape(n_batches, size).mean(axis=1)
+    return means.std(ddof=1) / np.sqrt(n_batches)
+
+
+def logistic_data(n_rows, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, 3))
+    p = 1 / (1 + np.exp(-X @ np.array([1.0, -1.0, 0.5])))
+    return X, (rng.uniform(size=n_rows) < p).astype("int32")  # int32: see PYMC_NOTES
+
+
+def logistic_model(X, y, batch_size=None):
+    with pm.Model() as model:
+        beta = pm.Normal("beta", 0, 1, shape=X.shape[1])
+        if batch_size is None:
+            pm.Bernoulli("y", logit_p=X @ beta, observed=y)
+        else:
+            X_mb, y_mb = pm.Minibatch(X, y, batch_size=batch_size)
+            pm.Bernoulli("y", logit_p=X_mb @ beta, observed=y_mb, total_size=len(y))
+    return model
+
+
+# -- pure maths ----------------------------------------------------------------------------------
+def test_polynomial_schedule_hits_both_ends():
+    sched = polynomial_schedule(0.01, 1e-4, n_steps=10_000, gamma=0.55)
+    np.testing.assert_allclose(sched(0), 0.01, rtol=1e-12)
+    np.testing.assert_allclose(sched(9_999), 1e-4, rtol=1e-12)
+    steps = sched(np.arange(10_000))
+    assert np.all(np.diff(steps) < 0)
+    np.testing.assert_allclose(steps, sched.a * (sched.b + np.arange(10_000)) ** -0.55)
+    assert StepSizeSchedule.constant(0.3)(123) == 0.3
+    assert polynomial_schedule(0.2, 0.2, 50).gamma == 0  # equal ends: constant
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"step_size": 0.0, "final_step_size": 1e-4}, "`step_size` must be a positive"),
+        ({"step_size": 1e-2, "final_step_size": -1.0}, "`final_step_size` must be a positive"),
+        ({"step_size": 1e-2, "final_step_size": 1e-4, "gamma": 0.5}, r"`gamma` must lie in"),
+        ({"step_size": 1e-2, "final_step_size": 1e-4, "gamma": 1.2}, r"`gamma` must lie in"),
+        ({"step_size": 1e-4, "final_step_size": 1e-2}, "must not exceed `step_size`"),
+    ],
+)
+def test_schedule_rejects_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        polynomial_schedule(n_steps=100, **kwargs)
+
+
+def test_sgld_step_has_the_stated_drift_and_noise():
+    """theta' = theta + (eps/2) M g + N(0, eps M): check mean and variance over many coords."""
+    rng = np.random.default_rng(0)
+    d, eps = 400_000, 0.04
+    precond = np.where(np.arange(d) % 2 == 0, 1.0, 4.0)
+    out = sgld_step(np.zeros(d), np.ones(d), 2 * np.ones(d), eps, precond, rng)
+    for m in (1.0, 4.0):
+        part = out[precond == m]
+        assert abs(part.mean() - 0.5 * eps * m * 3) < 4 * np.sqrt(eps * m / part.size)
+        assert abs(part.var() / (eps * m) - 1) < 4 * np.sqrt(2 / part.size)
+
+
+def test_sampling_threshold_and_noise_against_hand_computation():
+    cov = np.array([[2.0, 0.5], [0.5, 1.0]])
+    precond = np.array([1.0, 4.0])
+    # M^1/2 V M^1/2 = [[2, 1], [1, 4]]: largest eigenvalue 3 + sqrt(2)
+    alpha = sampling_threshold(cov, step_size=0.01, n_data=100, batch_size=10, precond=precond)
+    np.testing.assert_allclose(alpha, 0.01 * 100**2 / 40 * (3 + np.sqrt(2)), rtol=1e-12)
+    grad_noise, injected = noise_variances(cov, 0.01, 100, 10, precond)
+    np.testing.assert_allclose(grad_noise, 0.01**2 * 100**2 / 40 * np.array([2.0, 16.0]))
+    np.testing.assert_allclose(injected, [0.01, 0.04])
+    # in one dimension alpha is exactly the gradient-noise / injected-noise variance ratio
+    a1 = sampling_threshold([[3.0]], 0.02, 50, 5, [2.0])
+    g1, i1 = noise_variances(np.array([[3.0]]), 0.02, 50, 5, np.array([2.0]))
+    np.testing.assert_allclose(a1, g1[0] / i1[0], rtol=1e-12)
+    scores = np.random.default_rng(1).normal(size=(50, 3))
+    np.testing.assert_allclose(score_covariance(scores), np.cov(scores.T), rtol=1e-12)
+
+
+def test_rmsprop_is_li_et_al_algorithm_1():
+    v = rmsprop_update(np.array([1.0, 0.0]), np.array([2.0, -3.0]), decay=0.9)
+    np.testing.assert_allclose(v, [0.9 + 0.4, 0.9])
+    np.testing.assert_allclose(rmsprop_preconditioner(v, 1e-5), 1 / (1e-5 + np.sqrt(v)))
+
+
+def test_step_size_weighted_mean_eq_11():
+    values = np.array([[1.0, 3.0], [5.0, 7.0], [2.0, 2.0]])
+    eps = np.array([0.5, 0.25, 0.25])
+    np.testing.assert_allclose(weighted_mean_array(values, eps), [2.25, 3.75])
+    posterior = xr.Dataset({"mu": (("chain", "draw"), [[1.0, 5.0, 2.0], [0.0, 0.0, 4.0]])})
+    sample_stats = xr.Dataset(
+        {
+            "step_size": (("chain", "draw"), [[0.5, 0.25, 0.25], [0.5, 0.25, 0.25]]),
+            "sampling_threshold": (("chain", "draw"), [[0.5, np.nan, 0.05], [0.01, 0.2, 0.3]]),
+        }
+    )
+    for ds in (posterior, sample_stats):
+        ds.coords.update({"chain": [0, 1], "draw": [0, 1, 2]})
+    idata = xr.DataTree.from_dict({"posterior": posterior, "sample_stats": sample_stats})
+    mean = step_size_weighted_mean(idata)
+    np.testing.assert_allclose(mean["mu"], (0.5 + 1.25 + 0.5 + 0 + 0 + 1.0) / 2.0)
+    crossing = sampling_threshold_crossing(idata, threshold=0.1)
+    np.testing.assert_array_equal(crossing, [2, 0])
+    late = step_size_weighted_mean(idata, start=crossing)
+    np.testing.assert_allclose(late["mu"], (0.25 * 2 + 0.5 * 0 + 0.25 * 0 + 0.25 * 4) / 1.25)
+    with pytest.raises(ValueError, match="sample_stats"):
+        step_size_weighted_mean(xr.DataTree.from_dict({"posterior": posterior}))
+
+
+# -- the compiled minibatch gradients ------------------------------------------------------------
+def test_minibatch_gradient_is_unbiased_over_a_partition():
+    """Averaged over a partition of the rows into batches, (N/n) sum_batch = the full sum."""
+    X, y = logistic_data(60)
+    model = logistic_model(X, y, batch_size=10)
+    grads = compile_minibatch_gradients(model, model.value_vars, model.initial_point(), FAST)
+    assert (grads.total_size, grads.batch_size, grads.n_rows) == (60, 10, 60)
+    beta = np.array([0.3, -0.2, 0.1])
+    batches = np.random.default_rng(0).permutation(60).reshape(6, 10)
+    per_batch = np.array([grads.indexed(beta, rows)[1] for rows in batches])
+    full = X.T @ (y - 1 / (1 + np.exp(-X @ beta)))
+    np.testing.assert_allclose(per_batch.mean(axis=0), full, rtol=1e-12, atol=1e-12)
+    assert not np.allclose(per_batch[0], full)  # each batch alone is noisy
+    # the full-batch model compiles the same full gradient, and the same prior gradient
+    full_model = logistic_model(X, y)
+    exact = compile_minibatch_gradients(full_model, full_model.value_vars, {"beta": beta}, FAST)
+    assert not exact.minibatched
+    prior_g, lik_g = exact.grads(beta)
+    np.testing.assert_allclose(lik_g, full, rtol=1e-12)
+    np.testing.assert_allclose(prior_g, -beta)
+    # per-datum scores: unscaled gradient of log p(y_i | beta)
+    rows = batches[0]
+    p = 1 / (1 + np.exp(-X[rows] @ beta))
+    np.testing.assert_allclose(grads.scores(beta, rows), X[rows] * (y[rows] - p)[:, None])
+
+
+def test_random_minibatch_gradient_averages_to_full_gradient():
+    X, y = logistic_data(40, seed=3)
+    model = logistic_model(X, y, batch_size=5)
+    grads = compile_minibatch_gradients(model, model.value_vars, model.initial_point(), FAST)
+    grads.reseed(np.random.default_rng(1))
+    beta = np.array([0.2, 0.1, -0.4])
+    draws = np.array([grads.grads(beta)[1] for _ in range(4000)])
+    full = X.T @ (y - 1 / (1 + np.exp(-X @ beta)))
+    se = draws.std(axis=0) / np.sqrt(len(draws))
+    assert np.all(np.abs(draws.mean(axis=0) - full) < 4 * se)
+
+
+# -- bad input -----------------------------------------------------------------------------------
+def test_minibatch_without_total_size_is_an_error():
+    X, y = logistic_data(50)
+    with pm.Model():
+        X_mb, y_mb = pm.Minibatch(X, y, batch_size=10)
+        beta = pm.Normal("beta", 0, 1, shape=3)
+        pm.Bernoulli("y", logit_p=X_mb @ beta, observed=y_mb)
+        with pytest.raises(ValueError, match=r"'y'.*no `total_size`.*total_size=len\(y\)"):
+            SGLD(compile_kwargs=FAST)
+
+
+def test_discrete_variables_are_an_error():
+    with pm.Model():
+        pm.Normal("mu", 0, 1)
+        pm.Poisson("k", 3.0)
+        with pytest.raises(ValueError, match=r"\['k'\] are discrete.*`vars=`"):
+            SGLD(compile_kwargs=FAST)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"step_size": -1.0}, "`step_size` must be a positive"),
+        ({"step_size": 0.0, "schedule": "constant"}, "`step_size` must be a positive"),
+        ({"gamma": 0.4}, r"`gamma` must lie in \(0.5, 1\]"),
+        ({"schedule": "cosine"}, "`schedule` must be"),
+        ({"preconditioner": [1.0, -1.0]}, "`preconditioner` must hold positive"),
+        ({"preconditioner": "adam"}, "`preconditioner` must be None"),
+        ({"threshold_every": 0}, "`threshold_every` must be"),
+    ],
+)
+def test_step_method_rejects_bad_arguments(kwargs, match):
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 1, shape=2)
+        pm.Normal("x", mu, 1, observed=np.zeros((5, 2)))
+        with pytest.raises(ValueError, match=match):
+            SGLD(compile_kwargs=FAST, **kwargs)
+
+
+# -- Gaussian mean: the exact stationary law of constant-step SGLD -------------------------------
+N_GAUSS, BATCH_GAUSS, PRIOR_SD = 100, 10, 10.0
+
+
+def gaussian_data():
+    return np.random.default_rng(42).normal(1.0, 1.0, size=N_GAUSS)
+
+
+def gaussian_model(x, batch_size=None):
+    with pm.Model() as model:
+        theta = pm.Normal("theta", 0, PRIOR_SD)
+        if batch_size is None:
+            pm.Normal("x", theta, 1.0, observed=x)
+        else:
+            pm.Normal("x", theta, 1.0, observed=pm.Minibatch(x, batch_size=batch_size),
+                      total_size=len(x))  # fmt: skip
+    return model
+
+
+def gaussian_sgld_law(x, step_size, batch_size):
+    r"""Mean and variance of constant-step SGLD's stationary law on the Gaussian-mean model.
+
+    Model: x_i ~ N(theta, 1), i = 1..N, theta ~ N(0, s^2). Posterior precision
+    P = N + 1/s^2, mean c / P with c = sum x_i. Per-datum score x_i - theta; a minibatch of n
+    rows drawn uniformly with replacement estimates the log-likelihood gradient by
+    (N/n) sum_B (x_i - theta) = (sum x_i - N theta) + xi, where xi has mean 0 and variance
+    sigma_g^2 = (N^2/n) v, v = (1/N) sum (x_i - xbar)^2, *whatever theta is*. So SGLD is the
+    AR(1) recursion
+
+        theta' = theta + (eps/2)(c - P theta + xi) + sqrt(eps) z = a theta + (eps/2) c + e,
+        a = 1 - eps P / 2,   Var(e) = eps + eps^2 sigma_g^2 / 4,
+
+    whose stationary law (|a| < 1) has mean c / P (the posterior mean, no bias) and variance
+    Var(e) / (1 - a^2) = (eps + eps^2 sigma_g^2/4) / (eps P (1 - eps P/4))
+                      = (1 + eps sigma_g^2 / 4) / (P (1 - eps P / 4)).
+    With the full batch (sigma_g = 0) this is ULA's exact law N(c/P, 1/(P(1 - eps P/4))),
+    Gaussian, against the posterior's 1/P.
+    """
+    n_data = len(x)
+    precision = n_data + 1 / PRIOR_SD**2
+    grad_var = 0.0 if batch_size is None else n_data**2 / batch_size * x.var()
+    var = (1 + step_size * grad_var / 4) / (precision * (1 - step_size * precision / 4))
+    return x.sum() / precision, var
+
+
+def constant_sgld_draws(x, batch_size, draws=6000, seed=11):
+    precision = len(x) + 1 / PRIOR_SD**2
+    eps = 0.8 / precision  # eps P / 4 = 0.2: ULA's variance is 25% above the posterior's
+    with gaussian_model(x, batch_size):
+        step = SGLD(step_size=eps, schedule="constant", compile_kwargs=FAST, threshold_every=50)
+        idata = pm.sample(draws=draws, tune=200, chains=1, step=step, random_seed=seed, **SAMPLE)
+    return idata, eps
+
+
+def law_z_scores(draws, mean, var):
+    """|estimate - truth| / MCSE for the mean and for the variance (second central moment)."""
+    z_mean = abs(draws.mean() - mean) / batch_means_mcse(draws)
+    sq = (draws - mean) ** 2
+    z_var = abs(sq.mean() - var) / batch_means_mcse(sq)
+    return z_mean, z_var
+
+
+def test_full_batch_sgld_reproduces_ula_exact_law():
+    x = gaussian_data()
+    idata, eps = constant_sgld_draws(x, batch_size=None)
+    draws = idata.posterior["theta"].values.ravel()
+    mean, var = gaussian_sgld_law(x, eps, None)
+    z_mean, z_var = law_z_scores(draws, mean, var)
+    assert z_mean < 4 and z_var < 4, (z_mean, z_var)
+    # the biased law, not the posterior: 1/P is excluded
+    precision = len(x) + 1 / PRIOR_SD**2
+    assert law_z_scores(draws, mean, 1 / precision)[1] > 4
+    # and the law is Gaussian (thinned draws are nearly independent: lag-10 corr 0.6^10)
+    thinned = draws[::10]
+    assert stats.kstest(thinned, stats.norm(mean, np.sqrt(var)).cdf).pvalue > 1e-3
+    # full data: no gradient noise, so the sampling threshold is 0
+    alpha = idata.sample_stats["sampling_threshold"].values.ravel()
+    np.testing.assert_array_equal(alpha[np.isfinite(alpha)], 0.0)
+
+
+def _broken_noise(theta, grad_logprior, grad_loglik, step_size, precond, rng):
+    """Injects N(0, 2 eps) instead of N(0, eps): the classic factor-2 slip."""
+    return sgld_step(theta, grad_logprior, grad_loglik, 2 * step_size, precond, rng) - (
+        0.5 * step_size * precond * (grad_logprior + grad_loglik)
+    )
+
+
+def _broken_scaling(theta, grad_logprior, grad_loglik, step_size, precond, rng):
+    """Forgets the N/n factor on the minibatch log-likelihood gradient."""
+    return sgld_step(
+        theta, grad_logprior, grad_loglik * BATCH_GAUSS / N_GAUSS, step_size, precond, rng
+    )
+
+
+@pytest.mark.parametrize("broken", [None, _broken_noise, _broken_scaling])
+def test_minibatch_sgld_stationary_law_and_broken_variants_fail(broken, monkeypatch):
+    """Minibatch SGLD has mean c/P and variance (1 + eps sigma_g^2/4)/(P(1 - eps P/4)) (see
+    ``gaussian_sgld_law``); a sampler with noise 2 eps, or without the N/n scaling, fails."""
+    if broken is not None:
+        monkeypatch.setattr(sgld_module, "sgld_step", broken)
+    x = gaussian_data()
+    idata, eps = constant_sgld_draws(x, batch_size=BATCH_GAUSS)
+    draws = idata.posterior["theta"].values.ravel()
+    mean, var = gaussian_sgld_law(x, eps, BATCH_GAUSS)
+    z_mean, z_var = law_z_scores(draws, mean, var)
+    if broken is None:
+        assert z_mean < 4 and z_var < 4, (z_mean, z_var)
+        # the gradient noise really is there: ULA's law without it is excluded
+        assert law_z_scores(draws, *gaussian_sgld_law(x, eps, None))[1] > 4
+    else:
+        assert z_mean > 4 or z_var > 4, (z_mean, z_var)
+
+
+# -- the step method's contract ------------------------------------------------------------------
+def test_stats_dtypes_shapes_and_threshold_cadence(caplog):
+    X, y = logistic_data(200)
+    with logistic_model(X, y, batch_size=20):
+        step = SGLD(threshold_every=7, threshold=1e9, compile_kwargs=FAST)
+        with caplog.at_level(logging.INFO, logger="pymc"):
+            idata = pm.sample(draws=30, tune=5, chains=1, step=step, random_seed=3, **SAMPLE)
+    ss = idata.sample_stats
+    for name, (dtype, _) in SGLD.stats_dtypes_shapes.items():
+        if name == "tune":  # PyMC consumes `tune` to split warm-up from draws
+            continue
+        if dtype is object:
+            assert ss[name].dtype == np.float64 and ss[name].shape == (1, 30, 3)
+        else:
+            assert ss[name].dtype == np.dtype(dtype), name
+    alpha = ss["sampling_threshold"].values[0]
+    steps = np.arange(5, 35)  # the chain's step counter includes the 5 tuning steps
+    np.testing.assert_array_equal(np.isfinite(alpha), steps % 7 == 0)
+    assert np.all(alpha[np.isfinite(alpha)] > 0)
+    gnv = ss["grad_noise_var"].values[0]
+    assert np.all(np.isfinite(gnv[steps % 7 == 0])) and np.all(np.isnan(gnv[steps % 7 != 0]))
+    eps = ss["step_size"].values[0]
+    np.testing.assert_allclose(ss["injected_noise_var"].values[0], eps[:, None] * np.ones(3))
+    assert np.all(np.diff(eps) < 0)
+    assert "sampling threshold fell" in caplog.text
+    assert not ss["diverging"].values.any()
+
+
+def test_same_seed_same_trace_sequential_and_parallel():
+    X, y = logistic_data(300)
+    runs = []
+    for cores in (1, 1, 2):
+        with logistic_model(X, y, batch_size=30):
+            step = SGLD(compile_kwargs=FAST)
+            idata = pm.sample(
+                draws=50, tune=10, chains=2, cores=cores, step=step, random_seed=7, **SAMPLE
+            )
+        runs.append(idata.posterior["beta"].values)
+    np.testing.assert_array_equal(runs[0], runs[1])
+    np.testing.assert_array_equal(runs[0], runs[2])
+    assert not np.array_equal(runs[0][0], runs[0][1])  # chains differ
+
+
+def test_saved_state_repeats_a_step_bit_for_bit():
+    X, y = logistic_data(100)
+    with logistic_model(X, y, batch_size=10):
+        step = SGLD(preconditioner="rmsprop", threshold_every=1, compile_kwargs=FAST)
+    step.setup_chain(np.random.default_rng(5), tune=10, draws=10)
+    q = DictToArrayBijection.map({"beta": np.array([0.1, 0.2, 0.3])})
+    for _ in range(3):
+        q, _ = step.astep(q)
+    state = step.sampling_state
+    q1, stats1 = step.astep(q)
+    step.sampling_state = state
+    q2, stats2 = step.astep(q)
+    np.testing.assert_array_equal(q1.data, q2.data)
+    assert stats1[0]["sampling_threshold"] == stats2[0]["sampling_threshold"]
+
+
+def test_setup_chain_restarts_schedule_and_preconditioner():
+    x = gaussian_data()
+    with gaussian_model(x, batch_size=BATCH_GAUSS):
+        step = SGLD(preconditioner="rmsprop", compile_kwargs=FAST)
+        idata = pm.sample(draws=40, tune=20, chains=2, step=step, random_seed=2, **SAMPLE)
+    eps = idata.sample_stats["step_size"].values
+    np.testing.assert_array_equal(eps[0], eps[1])  # both chains follow the same schedule
+    injected = idata.sample_stats["injected_noise_var"].values[..., 0] / eps
+    # RMSprop adapts during tuning and is frozen after: M constant over the draws
+    np.testing.assert_allclose(injected, injected[:, :1] * np.ones_like(injected), rtol=1e-12)
+
+
+def test_non_finite_state_is_flagged_and_trace_stays_finite():
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 1)
+        pm.Normal("x", pm.math.exp(pm.math.exp(mu)), 1, observed=[0.0])
+        step = SGLD(step_size=5.0, schedule="constant", compile_kwargs=FAST)
+        idata = pm.sample(
+            draws=50, tune=0, chains=1, step=step, random_seed=1, initvals={"mu": 2.0}, **SAMPLE
+        )
+    assert idata.sample_stats["diverging"].values.any()
+    assert np.all(np.isfinite(idata.posterior["mu"].values))
+
+
+def test_competence():
+    with pm.Model():
+        mu = pm.Normal("mu")
+        k = pm.Poisson("k", 1.0)
+    assert SGLD.competence(mu, True) == pm.step_methods.compound.Competence.COMPATIBLE
+    assert SGLD.competence(k, False) == pm.step_methods.compound.Competence.INCOMPATIBLE
