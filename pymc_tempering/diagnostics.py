@@ -1,0 +1,375 @@
+r"""Diagnostics of a tempering run: swap rates, round trips, communication barrier, summary.
+
+Everything here reads ExchangeMC's per-draw sampler stats through
+:func:`pymc_tempering.tempering_dataset` (dims ``rung`` / ``rung_pair``, coordinate ``beta``)
+and returns labelled xarray objects. The NumPy cores (:func:`round_trip_counts`,
+:func:`suggested_n_rungs`) take plain arrays and are tested on hand-made traces.
+
+Definitions follow Syed et al. (2021). The swap rejection rate of rungs :math:`(l, l+1)` is
+:math:`r_l = 1 - E[\min(1, e^{(\beta_{l+1} - \beta_l)(\ell_l - \ell_{l+1})})]`, estimated by the
+mean acceptance probability of the swaps attempted (``swap_accept``). The global communication
+barrier is :math:`\Lambda \approx \sum_l r_l`; a round trip is a replica going from the lowest
+rung (the prior when :math:`\beta_0 = 0`) to the top rung (:math:`\beta = 1`) and back.
+"""
+
+import warnings
+
+import numpy as np
+import xarray as xr
+from arviz_stats.base import array_stats
+
+from pymc_tempering._trace import tempering_dataset
+from pymc_tempering.ladder import communication_barrier
+
+__all__ = [
+    "round_trip_counts",
+    "round_trips",
+    "swap_rates",
+    "suggested_n_rungs",
+    "global_barrier",
+    "tempering_summary",
+    "add_tempering_group",
+]
+
+_NONE, _BOTTOM, _TOP = -1, 0, 1
+
+
+def _rungs(data) -> xr.Dataset:
+    """The tempering Dataset, from a DataTree, its sample_stats, or tempering_dataset's output."""
+    if isinstance(data, xr.Dataset) and "rung" in data.dims and "beta" in data.coords:
+        return data
+    return tempering_dataset(data)
+
+
+# --- NumPy cores -------------------------------------------------------------------------------
+def round_trip_counts(rung_replica) -> np.ndarray:
+    """Round trips completed by each replica, from the replica-index trace.
+
+    A round trip is counted when a replica reaches the lowest rung after having reached the top
+    rung after having been on the lowest rung (the rule ExchangeMC's ``round_trips`` stat uses).
+    A replica that starts on the top rung must first reach the bottom.
+
+    Parameters
+    ----------
+    rung_replica : array_like of int, shape (..., n_draws, n_rungs)
+        ``rung_replica[..., t, l]`` is the id (``0 .. n_rungs - 1``) of the replica on rung ``l``
+        at draw ``t``; leading axes (e.g. chains) are independent runs.
+
+    Returns
+    -------
+    ndarray of int, shape (..., n_rungs)
+        Round trips per replica id. Replicas only seen at the draws recorded: with
+        ``sweeps_per_draw > 1`` a visit that starts and ends between two draws is missed, so
+        the count is a lower bound.
+
+    Examples
+    --------
+    >>> trace = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1]]   # replica 0: bottom, top, bottom
+    >>> round_trip_counts(trace)
+    array([1, 0, 0])
+    """
+    trace = np.asarray(rung_replica)
+    if trace.ndim < 2 or trace.shape[-1] < 2:
+        raise ValueError(
+            "`rung_replica` must have shape (..., n_draws, n_rungs) with n_rungs >= 2, got "
+            f"{trace.shape}."
+        )
+    if not np.issubdtype(trace.dtype, np.integer):
+        raise ValueError(f"`rung_replica` must hold integer replica ids, got {trace.dtype}.")
+    return _round_trip_events(trace).sum(axis=-2)
+
+
+def _round_trip_events(trace: np.ndarray) -> np.ndarray:
+    """Boolean ``(..., n_draws, n_replicas)``: replica ``r`` ends a round trip at draw ``t``."""
+    n_draws, n_rungs = trace.shape[-2:]
+    if trace.size and (trace.min() < 0 or trace.max() >= n_rungs):
+        raise ValueError(f"Replica ids must lie in 0..{n_rungs - 1} (one replica per rung).")
+    runs = trace.reshape(-1, n_draws, n_rungs)
+    run = np.arange(runs.shape[0])
+    last_end = np.full((runs.shape[0], n_rungs), _NONE)
+    events = np.zeros(runs.shape, dtype=bool)
+    for t in range(n_draws):
+        bottom, top = runs[:, t, 0], runs[:, t, -1]
+        back = last_end[run, bottom] == _TOP
+        events[run[back], t, bottom[back]] = True
+        last_end[run, bottom] = _BOTTOM
+        up = last_end[run, top] == _BOTTOM
+        last_end[run[up], top[up]] = _TOP
+    return events.reshape(trace.shape)
+
+
+def suggested_n_rungs(barrier: float) -> int:
+    r"""Number of rungs that minimises the cost per round trip for a global barrier.
+
+    With :math:`N` rungs placed at equal rejection :math:`r = \Lambda / (N - 1)`,
+    non-reversible (DEO) tempering completes :math:`\tau_N = 1 / (2 + 2E_N)` round trips per
+    swap round, :math:`E_N = \sum_l r_l / (1 - r_l) = \Lambda (N - 1) / (N - 1 - \Lambda)`
+    (Syed et al. 2021, Theorem 3 and Sec. 5). A sweep costs :math:`\propto N` when rungs run
+    serially, so we return the integer :math:`N \ge 2` minimising :math:`N (1 + E_N)`: about
+    :math:`2\Lambda + 1` for large :math:`\Lambda` (Pigeons.jl's "roughly :math:`2\Lambda`").
+
+    Parameters
+    ----------
+    barrier : float
+        Global communication barrier :math:`\Lambda \ge 0`.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> suggested_n_rungs(0.2), suggested_n_rungs(5.0), suggested_n_rungs(20.0)
+    (2, 11, 41)
+    """
+    barrier = float(barrier)
+    if not np.isfinite(barrier) or barrier < 0:
+        raise ValueError(f"`barrier` must be a finite number >= 0, got {barrier}.")
+    gaps = np.arange(int(np.floor(barrier)) + 1, int(np.ceil(4 * barrier)) + 3)  # N - 1 > Lambda
+    cost = (gaps + 1) * (1 + barrier * gaps / (gaps - barrier))
+    return int(gaps[np.argmin(cost)] + 1)
+
+
+# --- public functions on traces ----------------------------------------------------------------
+def swap_rates(data, combined: bool = True) -> xr.Dataset:
+    """Swap acceptance of each neighbouring pair of rungs.
+
+    Parameters
+    ----------
+    data : DataTree or Dataset
+        The result of ``pm.sample(step=pmt.ExchangeMC(...))``, its ``sample_stats``, or
+        :func:`pymc_tempering.tempering_dataset`'s output.
+    combined : bool, default True
+        Pool all chains; otherwise keep a ``chain`` dim.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``(rung_pair,)`` (or ``(chain, rung_pair)``), coords ``beta_lower``,
+        ``beta_upper``: ``swap_accept`` (mean acceptance probability of the swaps attempted),
+        ``swap_accepted`` (fraction accepted), ``rejection`` (``1 - swap_accept``, the
+        :math:`r_l` of Syed et al.) and ``n_draws_attempted`` (draws with at least one swap
+        attempt of that pair). A pair never attempted has NaN rates.
+
+    Examples
+    --------
+    >>> pmt.swap_rates(idata).swap_accept.to_series()       # doctest: +SKIP
+    """
+    ds = _rungs(data)
+    if "swap_accept" not in ds:
+        raise ValueError("No `swap_accept` trace: sample with pmt.ExchangeMC.")
+    dims = ("chain", "draw") if combined else ("draw",)
+    attempted = ds["swap_accept"].notnull()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN pair -> NaN rate
+        accept = ds["swap_accept"].mean(dims, skipna=True)
+        accepted = ds["swap_accepted"].mean(dims, skipna=True)
+    return xr.Dataset(
+        {
+            "swap_accept": accept,
+            "swap_accepted": accepted,
+            "rejection": 1.0 - accept,
+            "n_draws_attempted": attempted.sum(dims),
+        }
+    )
+
+
+def round_trips(data) -> xr.Dataset:
+    """Round trips of the replicas between the lowest and the top rung, per chain.
+
+    Parameters
+    ----------
+    data : DataTree or Dataset
+        As for :func:`swap_rates`.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``round_trips`` (dim ``chain``): the total over replicas; ``round_trip_rate`` (dim
+        ``chain``): round trips per 1,000 draws; ``replica_round_trips`` (dims ``chain``,
+        ``replica``). Counted by :func:`round_trip_counts` from ``rung_replica``; for
+        ``sweeps_per_draw = 1`` it equals ExchangeMC's ``round_trips`` stat at the last draw.
+
+    Examples
+    --------
+    >>> pmt.round_trips(idata).round_trips.values           # doctest: +SKIP
+    array([37, 41])
+    """
+    ds = _rungs(data)
+    if "rung_replica" not in ds:
+        raise ValueError("No `rung_replica` trace: sample with pmt.ExchangeMC.")
+    trace = ds["rung_replica"].transpose("chain", "draw", "rung").values
+    counts = round_trip_counts(trace.astype(np.int64))
+    n_draws = ds.sizes["draw"]
+    replica = xr.DataArray(
+        counts,
+        dims=("chain", "replica"),
+        coords={"chain": ds["chain"].values, "replica": np.arange(counts.shape[-1])},
+    )
+    total = replica.sum("replica")
+    return xr.Dataset(
+        {
+            "round_trips": total,
+            "round_trip_rate": total * (1000.0 / n_draws),
+            "replica_round_trips": replica,
+        },
+        attrs={"n_draws": n_draws},
+    )
+
+
+def global_barrier(data) -> xr.Dataset:
+    r"""Communication barrier of the ladder estimated from the swap trace (Syed et al. 2021).
+
+    Parameters
+    ----------
+    data : DataTree or Dataset
+        As for :func:`swap_rates`.
+
+    Returns
+    -------
+    xarray.Dataset
+        Scalars ``global_barrier`` (:math:`\Lambda = \sum_l r_l`, chains pooled),
+        ``suggested_n_rungs`` (:func:`suggested_n_rungs`) and ``predicted_round_trip_rate``
+        (:math:`1000 / (2 + 2\sum_l r_l / (1 - r_l))`, the round trips per 1,000 swap rounds
+        that DEO swaps reach when every rung explores its target well: per 1,000 draws for
+        ``sweeps_per_draw = 1``); ``rejection`` (dim ``rung_pair``) and
+        ``cumulative_barrier`` (dim ``rung``, :math:`\Lambda(\beta_l)`, 0 at the lowest rung).
+
+    Notes
+    -----
+    A rung pair whose rejection is far above ``global_barrier / (n_rungs - 1)`` is where rungs
+    are missing; ``ExchangeMC(ladder="adaptive")`` equalises them. The suggested number of
+    rungs assumes such an equal-rejection ladder.
+
+    Examples
+    --------
+    >>> res = pmt.global_barrier(idata)                     # doctest: +SKIP
+    >>> float(res.global_barrier), int(res.suggested_n_rungs)  # doctest: +SKIP
+    """
+    ds = _rungs(data)
+    rejection = swap_rates(ds)["rejection"]
+    r = rejection.values
+    barrier = float(np.sum(r))
+    cumulative = communication_barrier(ds["beta"].values, r)
+    with np.errstate(divide="ignore"):
+        expected = np.sum(r / (1.0 - r))
+    return xr.Dataset(
+        {
+            "global_barrier": barrier,
+            "suggested_n_rungs": suggested_n_rungs(barrier) if np.isfinite(barrier) else -1,
+            "predicted_round_trip_rate": 1000.0 / (2.0 + 2.0 * expected),
+            "rejection": rejection,
+            "cumulative_barrier": ("rung", cumulative),
+        },
+        coords={"rung": ds["rung"].values, "beta": ("rung", ds["beta"].values)},
+    )
+
+
+def _loglik_stats(loglik: xr.DataArray) -> xr.Dataset:
+    ary = loglik.transpose("chain", "draw", "rung").values.astype(float)
+    kwargs = {"chain_axis": 0, "draw_axis": 1}
+    return xr.Dataset(
+        {
+            "mean_loglik": ("rung", ary.mean(axis=(0, 1))),
+            "mean_loglik_mcse": ("rung", np.asarray(array_stats.mcse(ary, **kwargs))),
+            "ess_loglik": ("rung", np.asarray(array_stats.ess(ary, method="mean", **kwargs))),
+            "rhat_loglik": ("rung", np.asarray(array_stats.rhat(ary, **kwargs))),
+        }
+    )
+
+
+def tempering_summary(data) -> xr.Dataset:
+    """Everything that says whether a tempering run worked, in one labelled Dataset.
+
+    Parameters
+    ----------
+    data : DataTree or Dataset
+        The result of ``pm.sample(step=pmt.ExchangeMC(...))``, its ``sample_stats``, or
+        :func:`pymc_tempering.tempering_dataset`'s output.
+
+    Returns
+    -------
+    xarray.Dataset
+        Per rung (dim ``rung``, coord ``beta``): ``accept`` (local Metropolis acceptance
+        probability), ``scaling`` (proposal scale; chains averaged), ``mean_loglik`` with
+        ``mean_loglik_mcse``, ``ess_loglik`` (ESS of the mean) and ``rhat_loglik``, and
+        ``cumulative_barrier``. Per rung pair (dim ``rung_pair``, coords ``beta_lower``,
+        ``beta_upper``): ``swap_accept``, ``swap_accepted``, ``rejection``. Per chain:
+        ``round_trips``, ``round_trip_rate`` (per 1,000 draws). Scalars: ``global_barrier``,
+        ``suggested_n_rungs``, ``predicted_round_trip_rate``. ``attrs["n_draws"]``.
+
+    See Also
+    --------
+    swap_rates, round_trips, global_barrier
+
+    Examples
+    --------
+    >>> summary = pmt.tempering_summary(idata)                                   # doctest: +SKIP
+    >>> summary[["accept", "mean_loglik", "mean_loglik_mcse"]].to_dataframe()   # doctest: +SKIP
+    >>> float(summary.global_barrier), int(summary.suggested_n_rungs)            # doctest: +SKIP
+    """
+    ds = _rungs(data)
+    dims = ("chain", "draw")
+    per_rung = xr.Dataset(
+        {
+            "accept": ds["rung_accept"].mean(dims),
+            "scaling": ds["rung_scaling"].mean(dims),
+        }
+    ).merge(_loglik_stats(ds["rung_loglik"]).assign_coords(rung=ds["rung"].values))
+    barrier = global_barrier(ds)
+    trips = round_trips(ds)
+    summary = xr.merge(
+        [
+            per_rung,
+            swap_rates(ds),
+            barrier.drop_vars("rejection"),
+            trips[["round_trips", "round_trip_rate"]],
+        ],
+        join="exact",
+        compat="override",
+    )
+    summary.attrs = {"n_draws": ds.sizes["draw"], "n_chains": ds.sizes["chain"]}
+    return summary
+
+
+def add_tempering_group(data, relabel_sample_stats: bool = True) -> xr.DataTree:
+    """The DataTree with a ``tempering`` group of ExchangeMC's per-rung traces, named by rung.
+
+    Parameters
+    ----------
+    data : DataTree
+        The result of ``pm.sample(step=pmt.ExchangeMC(...))``. Not modified.
+    relabel_sample_stats : bool, default True
+        Also give the per-rung stats in ``sample_stats`` the dims ``rung`` / ``rung_pair`` and
+        the ``beta`` coordinates, in place of PyMC's ``<stat>_dim_0``.
+
+    Returns
+    -------
+    xarray.DataTree
+        A copy with group ``tempering`` (:func:`pymc_tempering.tempering_dataset`: variables
+        ``rung_loglik``, ``rung_accept``, ``rung_scaling``, ``rung_replica`` on
+        ``(chain, draw, rung)``, ``swap_accept``, ``swap_accepted`` on
+        ``(chain, draw, rung_pair)``). ArviZ functions (``az.summary``, ``az.plot_trace``...)
+        keep working on it.
+
+    Examples
+    --------
+    >>> idata = pmt.add_tempering_group(idata)                          # doctest: +SKIP
+    >>> idata["tempering"].rung_loglik.sel(rung=0).mean()             # doctest: +SKIP
+    >>> idata.sample_stats.rung_loglik.sel(rung=-1)                    # doctest: +SKIP
+    """
+    if not isinstance(data, xr.DataTree):
+        raise TypeError(f"`data` must be the DataTree pm.sample returns, got {type(data)}.")
+    ds = tempering_dataset(data)
+    out = data.copy()
+    stats = data["sample_stats"].to_dataset()
+    ds.attrs = dict(stats.attrs)
+    out["tempering"] = xr.DataTree(ds)
+    if relabel_sample_stats:
+        names = [n for n in ("betas", *ds.data_vars) if f"{n}_dim_0" in stats.dims]
+        relabelled = stats.drop_dims([f"{n}_dim_0" for n in names])
+        for name in names:
+            dim = "rung_pair" if name in ds and "rung_pair" in ds[name].dims else "rung"
+            relabelled[name] = (("chain", "draw", dim), stats[name].values)
+        out["sample_stats"] = xr.DataTree(relabelled.assign_coords(ds.coords))
+    return out

@@ -1,0 +1,388 @@
+r"""Pictures of a tempering or SGLD run (matplotlib).
+
+Each function draws one figure and returns ``(fig, axes)``; pass ``ax=`` to draw into your own
+axes instead. The numbers come from :mod:`pymc_tempering.diagnostics` and
+:func:`pymc_tempering.evidence.thermodynamic_integration`; nothing is recomputed here.
+"""
+
+import matplotlib.pyplot as plt
+import numpy as np
+import xarray as xr
+from matplotlib.ticker import FixedLocator, FuncFormatter
+
+from pymc_tempering.diagnostics import (
+    _round_trip_events,
+    _rungs,
+    global_barrier,
+    round_trips,
+    swap_rates,
+)
+from pymc_tempering.evidence import thermodynamic_integration
+
+__all__ = [
+    "plot_ti_curve",
+    "plot_swap_rates",
+    "plot_replica_trajectories",
+    "plot_sgld_noise",
+]
+
+_BLUE, _ORANGE, _GREY = "C0", "C1", "0.35"
+
+
+def _beta_label(beta: float) -> str:
+    """``0``, ``1``, ``2^-k`` for powers of two, else 2 significant digits."""
+    if beta == 0 or beta == 1:
+        return f"{beta:g}"
+    exponent = np.log2(beta)
+    if np.isclose(exponent, np.round(exponent)):
+        return f"$2^{{{int(np.round(exponent))}}}$"
+    return f"{beta:.2g}"
+
+
+def _rung_ticks(n_rungs: int, max_ticks: int = 9) -> np.ndarray:
+    step = max(1, int(np.ceil((n_rungs - 1) / (max_ticks - 1))))
+    ticks = np.arange(0, n_rungs, step)
+    return ticks if ticks[-1] == n_rungs - 1 else np.append(ticks[:-1], n_rungs - 1)
+
+
+def _new_axes(ax, ncols=1, nrows=1, figsize=(6.4, 4.0), **kwargs):
+    if ax is not None:
+        axes = np.atleast_1d(ax)
+        if axes.size != ncols * nrows:
+            raise ValueError(f"`ax` must hold {ncols * nrows} axes, got {axes.size}.")
+        return axes.flat[0].figure, axes
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=figsize, layout="constrained", squeeze=False, **kwargs
+    )
+    return fig, axes.ravel()
+
+
+def _ti_result(data) -> xr.Dataset:
+    if isinstance(data, xr.Dataset) and "log_marginal_likelihood" in data:
+        return data
+    return thermodynamic_integration(data)
+
+
+def plot_ti_curve(data, *, xscale="both", band=2.0, ax=None):
+    r"""Thermodynamic-integration curve :math:`E_\beta[\log p(y \mid \theta)]` against
+    :math:`\beta`, with its Monte Carlo error band and the area that is :math:`\log Z`.
+
+    Parameters
+    ----------
+    data : DataTree or Dataset
+        An ExchangeMC result (passed to :func:`pymc_tempering.thermodynamic_integration`,
+        whose warnings you then see), or that function's output.
+    xscale : {"both", "linear", "log"}, default "both"
+        ``"linear"``: :math:`\beta` on a linear axis, where the shaded area between the curve
+        and 0 is :math:`\log Z` (the trapezoid rule over the ladder). ``"log"``: only
+        :math:`\beta > 0` on a log axis (geometric ladders span :math:`2^{-30}` to 1), with the
+        :math:`\beta = 0` value as a dashed line. ``"both"``: the two side by side.
+    band : float, default 2.0
+        Half-width of the error band in Monte Carlo standard errors of each rung's mean.
+    ax : matplotlib Axes or array of Axes, optional
+        One per panel.
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    axes : ndarray of Axes
+
+    Examples
+    --------
+    >>> fig, axes = pmt.plot_ti_curve(idata)                          # doctest: +SKIP
+    >>> fig.savefig("ti_curve.png", dpi=150)                          # doctest: +SKIP
+    """
+    if xscale not in ("both", "linear", "log"):
+        raise ValueError(f"`xscale` must be 'both', 'linear' or 'log', got {xscale!r}.")
+    res = _ti_result(data)
+    beta = res["beta"].values
+    mean = res["mean_loglik"].values
+    err = band * res["mean_loglik_mcse"].values
+    log_z, mcse = float(res["log_marginal_likelihood"]), float(res["mcse"])
+    scales = ["linear", "log"] if xscale == "both" else [xscale]
+    fig, axes = _new_axes(ax, ncols=len(scales), figsize=(5.2 * len(scales), 4.0), sharey=True)
+    ylabel = r"$E_\beta[\log p(y \mid \theta)]$  (nats)"
+    for axis, scale in zip(axes, scales, strict=True):
+        keep = beta > 0 if scale == "log" else np.ones(beta.size, dtype=bool)
+        b, m, e = beta[keep], mean[keep], err[keep]
+        if scale == "linear":
+            axis.fill_between(
+                b,
+                m,
+                0.0,
+                color=_BLUE,
+                alpha=0.15,
+                lw=0,
+                label=rf"area from curve to 0: $\log Z = {log_z:.2f} \pm {mcse:.2f}$",
+            )
+            axis.axhline(0.0, color=_GREY, lw=0.8)
+        else:
+            axis.set_xscale("log", base=2)
+            if not keep.all():
+                axis.axhline(
+                    mean[0], color=_GREY, ls="--", lw=1.0, label=rf"$\beta = 0$: {mean[0]:.1f}"
+                )
+        axis.fill_between(
+            b, m - e, m + e, color=_ORANGE, alpha=0.45, lw=0, label=rf"$\pm{band:g}$ MCSE"
+        )
+        axis.plot(b, m, "o-", color=_BLUE, ms=3.5, lw=1.2, label="rung mean")
+        axis.set_xlabel(r"inverse temperature $\beta$" + (" (log scale)" if scale == "log" else ""))
+        axis.grid(alpha=0.3)
+        axis.legend(loc="lower right", fontsize="small", frameon=True)
+    axes[0].set_ylabel(ylabel)
+    axes[0].set_title(
+        f"Thermodynamic integration ({res.attrs.get('method', 'corrected')} trapezoid)",
+        loc="left",
+        fontsize="medium",
+    )
+    return fig, axes
+
+
+def plot_swap_rates(data, *, ax=None):
+    r"""Swap acceptance of each neighbouring rung pair, and the cumulative barrier.
+
+    Bars: mean swap acceptance probability of pair :math:`(l, l+1)`, drawn between the two
+    rungs, with one dot per chain. Line (right axis): the cumulative communication barrier
+    :math:`\Lambda(\beta_l)` (:func:`pymc_tempering.global_barrier`); it climbs steeply where
+    rungs are missing. The top axis gives :math:`\beta` at some rungs.
+
+    Parameters
+    ----------
+    data : DataTree or Dataset
+        An ExchangeMC result, its ``sample_stats``, or ``tempering_dataset``'s output.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    ax : matplotlib Axes
+        The left (acceptance) axis; the barrier axis is ``ax.right_ax``.
+
+    Examples
+    --------
+    >>> fig, ax = pmt.plot_swap_rates(idata)                          # doctest: +SKIP
+    """
+    ds = _rungs(data)
+    pooled = swap_rates(ds)
+    per_chain = swap_rates(ds, combined=False)
+    barrier = global_barrier(ds)
+    n_rungs = ds.sizes["rung"]
+    fig, axes = _new_axes(ax, figsize=(7.0, 4.0))
+    axis = axes[0]
+    mid = np.arange(n_rungs - 1) + 0.5
+    axis.bar(
+        mid, pooled["swap_accept"].values, width=0.8, color=_BLUE, alpha=0.7, label="all chains"
+    )
+    for chain in per_chain["chain"].values:
+        values = per_chain["swap_accept"].sel(chain=chain).values
+        axis.plot(mid, values, "o", ms=2.5, color="k", alpha=0.6, mew=0)
+    axis.plot([], [], "o", ms=2.5, color="k", alpha=0.6, label="one chain")
+    axis.set_ylim(0, 1.3)
+    axis.set_yticks(np.linspace(0, 1, 6))
+    axis.set_xlim(-0.3, n_rungs - 0.7)
+    axis.set_ylabel("swap acceptance probability")
+    axis.set_xlabel(r"rung $l$ (bars: pair $l \leftrightarrow l+1$)")
+    ticks = _rung_ticks(n_rungs)
+    axis.xaxis.set_major_locator(FixedLocator(ticks))
+
+    right = axis.twinx()
+    right.plot(
+        np.arange(n_rungs),
+        barrier["cumulative_barrier"].values,
+        "-",
+        color=_ORANGE,
+        lw=2,
+        label=r"cumulative barrier $\Lambda(\beta_l)$",
+    )
+    right.set_ylim(0, max(1e-9, float(barrier["global_barrier"])) * 1.05)
+    right.set_ylabel(r"communication barrier $\Lambda(\beta_l)$", color=_ORANGE)
+    right.tick_params(axis="y", colors=_ORANGE)
+    axis.right_ax = right
+
+    betas = ds["beta"].values
+    top = axis.secondary_xaxis("top")
+    top.xaxis.set_major_locator(FixedLocator(ticks))
+    top.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _beta_label(betas[int(round(x))])))
+    top.set_xlabel(r"$\beta_l$")
+    handles = axis.get_legend_handles_labels()
+    extra = right.get_legend_handles_labels()
+    axis.legend(
+        handles[0] + extra[0],
+        handles[1] + extra[1],
+        loc="upper center",
+        ncols=3,
+        fontsize="small",
+        frameon=False,
+    )
+    axis.set_title(
+        rf"$\Lambda = {float(barrier['global_barrier']):.2f}$; "
+        f"suggested rungs: {int(barrier['suggested_n_rungs'])} (have {n_rungs})",
+        loc="left",
+        fontsize="medium",
+    )
+    return fig, axis
+
+
+def plot_replica_trajectories(data, *, chain=0, replicas=3, draws=300, ax=None):
+    """Which rung each replica occupies, draw by draw; round trips marked.
+
+    Parameters
+    ----------
+    data : DataTree or Dataset
+        An ExchangeMC result, its ``sample_stats``, or ``tempering_dataset``'s output.
+    chain : int, default 0
+        Label of the chain to show.
+    replicas : int or sequence of int, default 3
+        Replica ids to draw, or how many (spread over the ids).
+    draws : int or slice, default 300
+        The first ``draws`` draws, or a slice of the ``draw`` index.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> fig, ax = pmt.plot_replica_trajectories(idata, replicas=[0, 5])   # doctest: +SKIP
+    """
+    ds = _rungs(data)
+    trace = ds["rung_replica"].sel(chain=chain).transpose("draw", "rung").values.astype(np.int64)
+    n_draws, n_rungs = trace.shape
+    events = _round_trip_events(trace)  # whole chain, so counts match round_trips()
+    position = np.argsort(trace, axis=-1)  # position[t, r]: the rung replica r is on
+    window = slice(0, min(draws, n_draws)) if isinstance(draws, int | np.integer) else draws
+    draw_index = np.arange(n_draws)[window]
+    if isinstance(replicas, int | np.integer):
+        replicas = np.unique(np.linspace(0, n_rungs - 1, min(replicas, n_rungs)).round())
+    replicas = [int(r) for r in replicas]
+    total = round_trips(ds)["replica_round_trips"].sel(chain=chain).values
+    fig, axes = _new_axes(ax, figsize=(7.0, 4.0))
+    axis = axes[0]
+    for k, rep in enumerate(replicas):
+        color = f"C{k % 10}"
+        axis.step(
+            draw_index,
+            position[window, rep],
+            where="post",
+            lw=1.1,
+            color=color,
+            alpha=0.85,
+            label=f"replica {rep} ({total[rep]} round trips in all {n_draws} draws)",
+        )
+        done = draw_index[events[window, rep]]
+        axis.plot(done, np.full(done.size, -0.45), "^", color=color, ms=6, mec="k", mew=0.5)
+    axis.plot([], [], "^", color="w", mec="k", mew=0.5, label="round trip completed")
+    axis.set_ylim(-0.9, n_rungs - 0.3)
+    axis.set_ylabel(r"rung $l$ (0: lowest $\beta$)")
+    ticks = _rung_ticks(n_rungs)
+    axis.yaxis.set_major_locator(FixedLocator(ticks))
+    betas = ds["beta"].values
+    right = axis.secondary_yaxis("right")
+    right.yaxis.set_major_locator(FixedLocator(ticks))
+    right.yaxis.set_major_formatter(FuncFormatter(lambda y, _: _beta_label(betas[int(round(y))])))
+    right.set_ylabel(r"$\beta_l$")
+    axis.grid(axis="y", alpha=0.3)
+    axis.legend(
+        loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, fontsize="small", frameon=False
+    )
+    axis.set_xlabel(f"draw (chain {chain})")
+    return fig, axis
+
+
+def _sgld_stats(data, chain):
+    try:
+        stats = data["sample_stats"]
+    except (KeyError, TypeError):
+        raise ValueError(
+            "Expected the DataTree returned by pm.sample(step=pmt.SGLD(...))."
+        ) from None
+    stats = stats.to_dataset() if hasattr(stats, "to_dataset") else stats
+    names = ("step_size", "sampling_threshold", "grad_noise_var", "injected_noise_var")
+    missing = [n for n in names if n not in stats]
+    if missing:
+        raise ValueError(f"No {missing} in these sample stats; they come from pmt.SGLD.")
+    offset = int(stats.attrs.get("tuning_steps", 0))
+    try:  # tuning draws kept (discard_tuned_samples=False): show them too
+        warmup = data["warmup_sample_stats"]
+        warmup = warmup.to_dataset() if hasattr(warmup, "to_dataset") else warmup
+        stats = xr.concat([warmup[list(names)], stats[list(names)]], dim="draw")
+        offset = 0
+    except (KeyError, TypeError):
+        stats = stats[list(names)]
+    stats = stats.sel(chain=chain)
+    iteration = offset + np.arange(stats.sizes["draw"]) + 1
+    return stats, iteration
+
+
+def plot_sgld_noise(data, *, chain=0, parameters=4, threshold=0.1, ax=None):
+    r"""SGLD's step size, sampling threshold and noise variances against iteration.
+
+    Welling & Teh's (2011) Figure 2 view: the injected noise variance :math:`\epsilon_t M`
+    must dominate the stochastic-gradient noise variance
+    :math:`\epsilon_t^2 N^2/(4n)\,\mathrm{diag}(M V_s M)` before draws are samples; the
+    sampling threshold :math:`\alpha_t` (their eq. 10) falling below ``threshold`` marks it.
+
+    Parameters
+    ----------
+    data : DataTree
+        The result of ``pm.sample(step=pmt.SGLD(...))``. Tuning draws are included when
+        sampled with ``discard_tuned_samples=False``.
+    chain : int, default 0
+    parameters : int or sequence of int, default 4
+        Indices into the flattened parameter vector whose variances to draw, or how many
+        (the first ones).
+    threshold : float, default 0.1
+        Drawn as a dashed line on the sampling-threshold panel.
+    ax : array of 3 matplotlib Axes, optional
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    axes : ndarray of 3 Axes
+        Step size, sampling threshold, noise variances; all with log axes.
+
+    Examples
+    --------
+    >>> fig, axes = pmt.plot_sgld_noise(idata)                       # doctest: +SKIP
+    """
+    stats, iteration = _sgld_stats(data, chain)
+    fig, axes = _new_axes(ax, ncols=3, figsize=(13.0, 3.8))
+    eps = stats["step_size"].values
+    axes[0].plot(iteration, eps, color=_BLUE, lw=1.5)
+    axes[0].set_ylabel(r"step size $\epsilon_t$")
+    axes[0].set_title("Step size", loc="left", fontsize="medium")
+
+    alpha = stats["sampling_threshold"].values
+    finite = np.isfinite(alpha) & (alpha > 0)
+    axes[1].plot(iteration[finite], alpha[finite], "o-", color=_BLUE, ms=3, lw=1)
+    axes[1].axhline(threshold, color=_ORANGE, ls="--", lw=1.2, label=f"threshold {threshold:g}")
+    below = np.flatnonzero(finite & (alpha < threshold))
+    if below.size:
+        axes[1].axvline(iteration[below[0]], color=_GREY, ls=":", lw=1.2, label="first below")
+    axes[1].set_ylabel(r"sampling threshold $\alpha_t$")
+    axes[1].set_title("Sampling threshold (eq. 10)", loc="left", fontsize="medium")
+    axes[1].legend(fontsize="small")
+
+    grad = stats["grad_noise_var"].transpose("draw", ...).values
+    injected = stats["injected_noise_var"].transpose("draw", ...).values
+    n_params = grad.shape[-1]
+    if isinstance(parameters, int | np.integer):
+        parameters = range(min(parameters, n_params))
+    for k, j in enumerate(parameters):
+        color = f"C{k % 10}"
+        ok = np.isfinite(grad[:, j]) & (grad[:, j] > 0)
+        axes[2].plot(iteration[ok], grad[ok, j], "o-", ms=2.5, lw=1, color=color)
+        axes[2].plot(iteration, injected[:, j], "--", lw=1.5, color=color, label=rf"$\theta_{j}$")
+    axes[2].plot([], [], "o-", ms=2.5, color=_GREY, label="gradient noise")
+    axes[2].plot([], [], "--", color=_GREY, label="injected noise")
+    axes[2].set_ylabel("variance (per step)")
+    axes[2].set_title("Noise variances", loc="left", fontsize="medium")
+    axes[2].legend(fontsize="small", ncols=2)
+    for axis in axes:
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        axis.set_xlabel("iteration $t$")
+        axis.grid(alpha=0.3, which="both", lw=0.5)
+    return fig, axes
