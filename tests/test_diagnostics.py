@@ -23,6 +23,7 @@ from pymc_tempering.diagnostics import (
     tempering_summary,
 )
 from pymc_tempering.evidence import thermodynamic_integration
+from pymc_tempering.step_methods.langevin import MALA, ULA
 from pymc_tempering.step_methods.sgld import SGLD
 
 X_LECTURE = lecture_data()
@@ -254,6 +255,17 @@ def test_arviz_functions_on_exchange_mc_output(exchange_idata):
     # also after adding the tempering group
     tree = add_tempering_group(exchange_idata)
     check_arviz_functions(tree, lecture_model(X_LECTURE), "mu", n_obs)
+
+
+@pytest.mark.parametrize("step", [lambda: ULA(step_size=0.02), MALA], ids=["ULA", "MALA"])
+def test_arviz_functions_on_langevin_output(step):
+    with lecture_model(X_LECTURE) as model:
+        idata = pm.sample(
+            draws=300, tune=200, chains=2, cores=1, step=step(), random_seed=2, **SAMPLE_KWARGS
+        )
+    summary = check_arviz_functions(idata, model, "mu", len(X_LECTURE))
+    posterior_mean = X_LECTURE.sum() / (len(X_LECTURE) + 1.0)
+    assert abs(float(summary.loc["mu", "mean"]) - posterior_mean) < 0.1
 
 
 def test_arviz_functions_on_sgld_output():
