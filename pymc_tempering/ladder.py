@@ -13,6 +13,8 @@ __all__ = [
     "make_ladder",
     "communication_barrier",
     "equal_rejection_ladder",
+    "respace_ladder",
+    "thermodynamic_length_ladder",
 ]
 
 
@@ -84,6 +86,7 @@ def make_ladder(betas=None, n_rungs=None, ladder="geometric") -> np.ndarray:
         return betas
     n_rungs = 32 if n_rungs is None else n_rungs
     if ladder in ("geometric", "adaptive"):
+        # "adaptive" starts from the seed paper's ladder and is re-placed during tuning
         return geometric_ladder(n_rungs)
     if ladder == "power":
         return power_ladder(n_rungs)
@@ -106,22 +109,55 @@ def communication_barrier(betas, rejection) -> np.ndarray:
     return np.concatenate([[0.0], np.cumsum(rejection)])
 
 
-def equal_rejection_ladder(betas, rejection, n_rungs=None) -> np.ndarray:
-    """Re-place rungs so every neighbouring pair has the same estimated rejection rate.
+def respace_ladder(betas, pair_cost, n_rungs=None) -> np.ndarray:
+    """Re-place rungs so every neighbouring pair carries the same share of ``pair_cost``.
 
-    Inverts a monotone (piecewise-linear) interpolation of the cumulative barrier
-    ``Lambda(beta)`` at equally spaced levels, as in Syed et al. (2021), Algorithm 4. The end
-    points are kept. A tiny floor on each pair's rejection keeps ``Lambda`` strictly increasing.
+    ``pair_cost[k] >= 0`` is the cost attributed to the interval ``[betas[k], betas[k+1]]``.
+    The cumulative cost is interpolated piecewise-linearly in ``beta`` (monotone) and inverted
+    at ``n_rungs`` equally spaced levels; the end points are kept. A tiny floor on each cost
+    keeps the cumulative cost strictly increasing.
     """
     betas = validate_betas(betas)
     n_rungs = betas.size if n_rungs is None else _check_n_rungs(n_rungs)
-    rejection = np.maximum(np.asarray(rejection, dtype=float), 1e-6)
-    cumulative = communication_barrier(betas, np.minimum(rejection, 1.0))
+    pair_cost = np.asarray(pair_cost, dtype=float)
+    if pair_cost.shape != (betas.size - 1,) or not np.all(np.isfinite(pair_cost)):
+        raise ValueError(
+            f"`pair_cost` needs one finite cost per neighbouring pair ({betas.size - 1}), "
+            f"got {pair_cost!r}."
+        )
+    floor = 1e-9 * max(pair_cost.sum(), 1e-300)
+    cumulative = np.concatenate([[0.0], np.cumsum(np.maximum(pair_cost, floor))])
     levels = np.linspace(0.0, cumulative[-1], n_rungs)
     new = np.interp(levels, cumulative, betas)
     new[0], new[-1] = betas[0], 1.0
-    # interpolation keeps order; guard against float ties
-    for i in range(1, n_rungs):
+    for i in range(1, n_rungs):  # guard against float ties
         if new[i] <= new[i - 1]:
             new[i] = np.nextafter(new[i - 1], 2.0)
     return validate_betas(new)
+
+
+def equal_rejection_ladder(betas, rejection, n_rungs=None) -> np.ndarray:
+    """Re-place rungs so every neighbouring pair has the same estimated swap rejection rate.
+
+    Inverts a monotone interpolation of the cumulative communication barrier
+    ``Lambda(beta)`` at equally spaced levels (Syed et al. 2021, Algorithm 4).
+    """
+    rejection = np.clip(np.asarray(rejection, dtype=float), 0.0, 1.0)
+    return respace_ladder(betas, rejection, n_rungs)
+
+
+def thermodynamic_length_ladder(betas, loglik_sd, n_rungs=None) -> np.ndarray:
+    """Re-place rungs at equal thermodynamic length ``int sd_beta[loglik] d beta``.
+
+    ``loglik_sd[l]`` is the standard deviation of the log-likelihood under rung ``l``. Since
+    ``d E_beta[loglik] / d beta = Var_beta[loglik]``, each stepping stone's log-ratio has
+    variance about ``(Delta beta)^2 Var_beta[loglik]``, and the sum over stones at a fixed
+    number of rungs is smallest when ``Delta beta * sd`` is the same for every pair: equal
+    thermodynamic length (Gelman & Meng 1998; Calderhead & Girolami 2009).
+    """
+    betas = validate_betas(betas)
+    sd = np.asarray(loglik_sd, dtype=float)
+    if sd.shape != betas.shape:
+        raise ValueError(f"`loglik_sd` needs one value per rung ({betas.size}), got {sd.shape}.")
+    pair_cost = 0.5 * (sd[1:] + sd[:-1]) * np.diff(betas)
+    return respace_ladder(betas, pair_cost, n_rungs)

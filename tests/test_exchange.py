@@ -34,7 +34,8 @@ def mode_weight_check(idata):
     """Weight of the (-5,-5) mode at beta = 1: estimate, MCSE, R-hat, and whether it passes.
 
     Pass means: chains agree (R-hat < 1.05, ESS > 100) and |weight - 0.3| < 4 MCSE, and every
-    draw sits within 5 sd of a mode (a sampler that records junk fails here).
+    draw sits within 6 sd of a mode (P(|z| > 6) = exp(-18) per draw in 2-D, so ~1e-4 over the
+    6,000 draws; a sampler that records junk from the sd-20 prior fails here).
     """
     x = idata.posterior["x"]
     lower = (x.sel(x_dim_0=0) < 0).astype(float)
@@ -45,7 +46,7 @@ def mode_weight_check(idata):
     dist = np.minimum(
         np.linalg.norm(x.values - MODES[0], axis=-1), np.linalg.norm(x.values - MODES[1], axis=-1)
     )
-    ok = rhat < 1.05 and ess > 100 and abs(est - WEIGHTS[0]) < 4 * mcse and dist.max() < 5
+    ok = rhat < 1.05 and ess > 100 and abs(est - WEIGHTS[0]) < 4 * mcse and dist.max() < 6
     return ok, {"weight": est, "mcse": mcse, "rhat": rhat, "ess": ess, "max_dist": dist.max()}
 
 

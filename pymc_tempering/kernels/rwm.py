@@ -1,15 +1,44 @@
-"""Batched random-walk Metropolis over rungs, and its tuning rules. NumPy only.
+"""Batched Metropolis moves over rungs, and their tuning rules. NumPy only.
 
 Every rung ``l`` holds one replica ``x[l]`` and targets ``logprior + betas[l] * loglik``. A sweep
-proposes ``x' = x + scaling[l] * scale[l] * z``, ``z ~ N(0, I)``, for all rungs at once, so that
-one batched density call serves all of them.
+proposes a move for all rungs at once, so one batched density call serves all of them.
 """
 
 from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["rwm_sweep", "optimal_accept", "robbins_monro_scaling", "RunningMoments"]
+__all__ = [
+    "metropolis_accept",
+    "rwm_sweep",
+    "optimal_accept",
+    "robbins_monro_scaling",
+    "RunningMoments",
+]
+
+
+def metropolis_accept(x, logprior, loglik, proposal, prop_logprior, prop_loglik, betas, rng,
+                      log_q_ratio=0.0, exact_rows=None):  # fmt: skip
+    """Accept or reject a batch of proposals, one per rung.
+
+    ``log_q_ratio`` is ``log q(x | x') - log q(x' | x)`` per rung (0 for symmetric proposals).
+    Rows flagged in ``exact_rows`` hold independent draws from their own rung's target (the
+    prior at ``beta = 0``) and are accepted whenever their density is finite. Proposals with a
+    non-finite log prior or log-likelihood are always rejected.
+
+    Returns ``x, logprior, loglik, accept_prob, accepted``.
+    """
+    finite = np.isfinite(prop_logprior) & np.isfinite(prop_loglik)
+    with np.errstate(invalid="ignore", over="ignore"):
+        log_alpha = (prop_logprior - logprior) + betas * (prop_loglik - loglik) + log_q_ratio
+    if exact_rows is not None:
+        log_alpha = np.where(exact_rows, 0.0, log_alpha)
+    log_alpha = np.where(finite & ~np.isnan(log_alpha), log_alpha, -np.inf)
+    accepted = np.log(rng.uniform(size=len(betas))) < log_alpha
+    x = np.where(accepted[:, None], proposal, x)
+    logprior = np.where(accepted, prop_logprior, logprior)
+    loglik = np.where(accepted, prop_loglik, loglik)
+    return x, logprior, loglik, np.exp(np.minimum(log_alpha, 0.0)), accepted
 
 
 def rwm_sweep(
@@ -20,6 +49,7 @@ def rwm_sweep(
     step_scale: np.ndarray,
     density: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
     rng: np.random.Generator,
+    exact_draw: np.ndarray | None = None,
 ):
     """One Gaussian random-walk Metropolis move on every rung.
 
@@ -33,6 +63,8 @@ def rwm_sweep(
         Proposal standard deviation per rung and parameter.
     density : callable
         Maps an ``(n_rungs, n_params)`` batch to ``(logprior, loglik)``.
+    exact_draw : ndarray, shape (n_params,), optional
+        An independent prior draw that replaces rung 0's move (requires ``betas[0] == 0``).
 
     Returns
     -------
@@ -42,16 +74,16 @@ def rwm_sweep(
     accepted : ndarray of bool, shape (n_rungs,)
     """
     proposal = x + step_scale * rng.standard_normal(x.shape)
+    exact_rows = None
+    if exact_draw is not None:
+        proposal[0] = exact_draw
+        exact_rows = np.zeros(len(betas), dtype=bool)
+        exact_rows[0] = True
     prop_logprior, prop_loglik = density(proposal)
-    finite = np.isfinite(prop_logprior) & np.isfinite(prop_loglik)
-    with np.errstate(invalid="ignore", over="ignore"):
-        log_alpha = (prop_logprior - logprior) + betas * (prop_loglik - loglik)
-    log_alpha = np.where(finite, log_alpha, -np.inf)
-    accepted = np.log(rng.uniform(size=len(betas))) < log_alpha
-    x = np.where(accepted[:, None], proposal, x)
-    logprior = np.where(accepted, prop_logprior, logprior)
-    loglik = np.where(accepted, prop_loglik, loglik)
-    return x, logprior, loglik, np.exp(np.minimum(log_alpha, 0.0)), accepted
+    return metropolis_accept(
+        x, logprior, loglik, proposal, prop_logprior, prop_loglik, betas, rng,
+        exact_rows=exact_rows,
+    )  # fmt: skip
 
 
 def optimal_accept(n_params: int) -> float:

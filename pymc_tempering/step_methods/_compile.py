@@ -58,9 +58,14 @@ class TemperedDensity:
     prior_rngs: list
     point_map_info: tuple
     n_params: int
+    batched_grad: object | None = None
 
     def batch(self, x: np.ndarray):
         return self.batched(np.ascontiguousarray(x, dtype=np.float64))
+
+    def batch_grad(self, x: np.ndarray):
+        """``(logprior, loglik, grad_logprior, grad_loglik)`` of an ``(n, n_params)`` batch."""
+        return self.batched_grad(np.ascontiguousarray(x, dtype=np.float64))
 
     def __call__(self, x: np.ndarray):
         return self.single(np.ascontiguousarray(x, dtype=np.float64))
@@ -95,11 +100,14 @@ def has_likelihood(model) -> bool:
     return any(v in inputs for v in model.value_vars)
 
 
-def compile_tempered_density(model, vars, initial_point, compile_kwargs=None) -> TemperedDensity:
+def compile_tempered_density(
+    model, vars, initial_point, compile_kwargs=None, gradient=False
+) -> TemperedDensity:
     """Compile logprior and loglik of the flat parameter vector, per point and batched.
 
     The batched function comes from ``vectorize_graph`` on the per-point graph, so a whole
-    ladder of replicas is evaluated in one call.
+    ladder of replicas is evaluated in one call. With ``gradient=True`` a second batched
+    function also returns both gradients, for gradient-based explorers.
     """
     compile_kwargs = dict(compile_kwargs or {})
     compile_kwargs.setdefault("on_unused_input", "ignore")
@@ -121,12 +129,27 @@ def compile_tempered_density(model, vars, initial_point, compile_kwargs=None) ->
     batched = compile([replicas], [batch_logprior, batch_loglik], **compile_kwargs)
     batched.trust_input = True
 
+    batched_grad = None
+    if gradient:
+        grads = [
+            pt.grad(point_logprior, point_flat, disconnected_inputs="ignore"),
+            pt.grad(point_loglik, point_flat, disconnected_inputs="ignore"),
+        ]
+        batch_grads = vectorize_graph(grads, {point_flat: replicas})
+        batch_grads = [pt.broadcast_to(g, replicas.shape) for g in batch_grads]
+        batched_grad = compile(
+            [replicas], [batch_logprior, batch_loglik, *batch_grads], **compile_kwargs
+        )
+        batched_grad.trust_input = True
+
     point = {v.name: initial_point[v.name] for v in vars}
     point_map_info = DictToArrayBijection.map(point).point_map_info
     n_params = int(DictToArrayBijection.map(point).data.size)
 
     prior_draw, prior_rngs = _compile_prior_draw(model, vars, compile_kwargs)
-    return TemperedDensity(single, batched, prior_draw, prior_rngs, point_map_info, n_params)
+    return TemperedDensity(
+        single, batched, prior_draw, prior_rngs, point_map_info, n_params, batched_grad
+    )
 
 
 def _checks_to_switches(flat, outputs):

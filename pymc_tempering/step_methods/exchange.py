@@ -14,13 +14,19 @@ from pymc.vartypes import continuous_types
 from rich.progress import TextColumn
 from rich.table import Column
 
+from pymc_tempering.kernels.mala_rungs import mala_sweep
 from pymc_tempering.kernels.rwm import (
     RunningMoments,
     optimal_accept,
     robbins_monro_scaling,
     rwm_sweep,
 )
-from pymc_tempering.ladder import communication_barrier, equal_rejection_ladder, make_ladder
+from pymc_tempering.ladder import (
+    communication_barrier,
+    equal_rejection_ladder,
+    make_ladder,
+    thermodynamic_length_ladder,
+)
 from pymc_tempering.step_methods._compile import (
     check_all_free_continuous,
     compile_tempered_density,
@@ -32,6 +38,10 @@ from pymc_tempering.swap import SWAP_SCHEMES, propose_swaps, swap_pairs
 __all__ = ["ExchangeMC"]
 
 _BOTTOM, _TOP, _NONE = 0, 1, -1
+EXPLORERS = ("rwm", "mala")
+LADDER_OBJECTIVES = ("swap", "evidence")
+_PRIOR_BLOCK = 64
+MALA_TARGET_ACCEPT = 0.574
 
 
 @dataclass_state
@@ -42,6 +52,9 @@ class ExchangeMCState(StepMethodState):
     logprior: Any
     loglik: Any
     rung_replica: Any
+    grad_prior: Any
+    grad_lik: Any
+    prior_buffer: Any
     log_scaling: np.ndarray
     param_scale: np.ndarray
     sweep: int
@@ -56,6 +69,7 @@ class ExchangeMCState(StepMethodState):
     swap_count: int
     ladder_round: Any
     barrier: float
+    n_rungs_suggested: int
     sweeps_per_draw: int = field(metadata={"frozen": True})
     swap_scheme: str = field(metadata={"frozen": True})
 
@@ -83,8 +97,13 @@ class ExchangeMC(ArrayStepShared):
         ``"geometric"``: Nagata & Watanabe's :math:`\beta_1 = 0, \beta_l = 2^{l-L}`.
         ``"power"``: :math:`\beta_i = (i/(L-1))^5` (Friel & Pettitt 2008). ``"adaptive"``: start
         geometric, then during tuning re-place the rungs in rounds of doubling length so that
-        every neighbouring pair has the same swap rejection rate (Syed et al. 2021). The ladder
-        is frozen when tuning ends.
+        every neighbouring pair has the same swap rejection rate (Syed et al. 2021), or the
+        same thermodynamic length (see ``ladder_objective``). The ladder is frozen when tuning
+        ends; the barrier estimate is kept as ``barrier`` and ``n_rungs_suggested``.
+    ladder_objective : {"swap", "evidence"}, default "swap"
+        What the adaptive ladder equalises between neighbours: the swap rejection rate (best
+        round trips), or ``Delta beta * sd_beta[loglik]`` (equal thermodynamic length, which
+        minimises the stepping-stone variance for a given number of rungs).
     swap_scheme : {"deo", "seo", "random"}, default "deo"
         ``"deo"``: the seed paper's deterministic even/odd pairs (non-reversible PT);
         ``"seo"``: even or odd pairs chosen at random (reversible PT); ``"random"``: one random
@@ -98,6 +117,14 @@ class ExchangeMC(ArrayStepShared):
         singular models; pass ``target_accept=0.7`` to reproduce it.
     scaling : float, optional
         Initial proposal scale, default ``2.38 / sqrt(n_params)``.
+    explorer : {"rwm", "mala"}, default "rwm"
+        The local move on every rung: Gaussian random walk, or Metropolis-adjusted Langevin
+        using the batched gradient (one compiled call for all rungs; h-form step, diagonal
+        preconditioner from the warm-up, tuned towards acceptance 0.574).
+    prior_rung : bool, optional
+        Where the ladder starts at beta = 0 and the prior can be forward-sampled, the lowest
+        rung draws an independent prior sample every sweep instead of a local move (Pigeons'
+        i.i.d. reference). Default: on whenever possible.
     init : {"prior", "jitter"}, default "prior"
         How replicas other than the recorded one start: independent prior draws where the
         model can be forward-sampled (as the seed paper does), else the initial point plus
@@ -164,7 +191,10 @@ class ExchangeMC(ArrayStepShared):
         betas=None,
         n_rungs: int | None = None,
         ladder: str = "geometric",
+        ladder_objective: str = "swap",
         swap_scheme: str = "deo",
+        explorer: str = "rwm",
+        prior_rung: bool | None = None,
         sweeps_per_draw: int = 1,
         target_accept: float | None = None,
         scaling: float | None = None,
@@ -208,11 +238,28 @@ class ExchangeMC(ArrayStepShared):
             )
         if init not in ("prior", "jitter"):
             raise ValueError(f"`init` must be 'prior' or 'jitter', got {init!r}.")
+        if explorer not in EXPLORERS:
+            raise ValueError(f"`explorer` must be one of {EXPLORERS}, got {explorer!r}.")
+        if ladder_objective not in LADDER_OBJECTIVES:
+            raise ValueError(
+                f"`ladder_objective` must be one of {LADDER_OBJECTIVES}, got {ladder_objective!r}."
+            )
 
-        self.density = compile_tempered_density(model, vars, initial_point, compile_kwargs)
+        self.density = compile_tempered_density(
+            model, vars, initial_point, compile_kwargs, gradient=explorer == "mala"
+        )
         n_params = self.density.n_params
+        can_prior = self.betas[0] == 0 and self.density.can_sample_prior()
+        if prior_rung and not can_prior:
+            raise ValueError(
+                "`prior_rung=True` needs a ladder starting at beta = 0 and a model whose prior "
+                "can be forward-sampled; pass prior_rung=False."
+            )
+        self.prior_rung = can_prior if prior_rung is None else bool(prior_rung)
+        self.explorer = explorer
+        self.ladder_objective = ladder_objective
         if target_accept is None:
-            target_accept = optimal_accept(n_params)
+            target_accept = MALA_TARGET_ACCEPT if explorer == "mala" else optimal_accept(n_params)
         if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept}.")
         if scaling is None:
@@ -235,6 +282,8 @@ class ExchangeMC(ArrayStepShared):
         self.betas = self._initial_betas.copy()
         self.replicas = None  # set from the start point at the first step
         self.logprior = self.loglik = self.rung_replica = None
+        self.grad_prior = self.grad_lik = None
+        self.prior_buffer = np.empty((0, n_params))
         self.log_scaling = np.full(n_rungs, self._initial_log_scaling)
         self.param_scale = np.ones((n_rungs, n_params))
         self.sweep = 0
@@ -245,17 +294,20 @@ class ExchangeMC(ArrayStepShared):
         self.last_end = np.full(n_rungs, _NONE)
         self.round_trips = 0
         self.swap_sum, self.swap_count = 0.0, 0
+        first = max(32, self.tune_sweeps // 64)
         self.ladder_round = (
             {
-                "end": max(32, self.tune_sweeps // 64),
-                "length": max(32, self.tune_sweeps // 64),
+                "end": first,
+                "length": first,
                 "rejection": np.zeros(n_rungs - 1),
                 "count": np.zeros(n_rungs - 1),
+                "ll": RunningMoments((n_rungs,)),
             }
             if self.adaptive_ladder
             else None
         )
         self.barrier = np.nan
+        self.n_rungs_suggested = -1
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         super().setup_chain(rng, tune, draws)
@@ -265,9 +317,11 @@ class ExchangeMC(ArrayStepShared):
     def reset_tuning(self):
         """Forget all tuning: ladder, proposal scales and adaptation counters."""
         tune_draws = self.tune_sweeps // self.sweeps_per_draw
-        replicas = (self.replicas, self.logprior, self.loglik, self.rung_replica)
+        names = ("replicas", "logprior", "loglik", "rung_replica", "grad_prior", "grad_lik")
+        kept = {name: getattr(self, name) for name in names}
         self._reset_chain(tune_draws)
-        self.replicas, self.logprior, self.loglik, self.rung_replica = replicas
+        for name, value in kept.items():
+            setattr(self, name, value)
 
     def stop_tuning(self):
         self.tune = False
@@ -293,6 +347,31 @@ class ExchangeMC(ArrayStepShared):
         x[bad], logprior[bad], loglik[bad] = q0, logprior[-1], loglik[-1]
         self.replicas, self.logprior, self.loglik = x, logprior, loglik
         self.rung_replica = np.arange(n_rungs)
+        if self.explorer == "mala":
+            _, _, self.grad_prior, self.grad_lik = self.density.batch_grad(x)
+
+    def _prior_draw(self):
+        """One independent prior draw, from a buffer refilled in blocks (part of the state)."""
+        if not len(self.prior_buffer):
+            self.prior_buffer = self.density.sample_prior(_PRIOR_BLOCK, self.rng)
+        draw, self.prior_buffer = self.prior_buffer[0], self.prior_buffer[1:]
+        return draw
+
+    def _explore(self):
+        """One local move on every rung; returns the new state and acceptance per rung."""
+        exact = self._prior_draw() if self.prior_rung else None
+        noise = np.exp(self.log_scaling)
+        if self.explorer == "mala":
+            x, lp, ll, self.grad_prior, self.grad_lik, acc_prob, acc = mala_sweep(
+                self.replicas, self.logprior, self.loglik, self.grad_prior, self.grad_lik,
+                self.betas, noise, self.param_scale, self.density.batch_grad, self.rng, exact,
+            )  # fmt: skip
+        else:
+            x, lp, ll, acc_prob, acc = rwm_sweep(
+                self.replicas, self.logprior, self.loglik, self.betas,
+                noise[:, None] * self.param_scale, self.density.batch, self.rng, exact,
+            )  # fmt: skip
+        return x, lp, ll, acc_prob, acc
 
     # -- the step --------------------------------------------------------------------------------
     def astep(self, q0: RaveledVars):
@@ -306,22 +385,15 @@ class ExchangeMC(ArrayStepShared):
         swap_n = np.zeros(n_rungs - 1)
 
         for _ in range(self.sweeps_per_draw):
-            step_scale = np.exp(self.log_scaling)[:, None] * self.param_scale
-            x, lp, ll, acc_prob, acc = rwm_sweep(
-                self.replicas,
-                self.logprior,
-                self.loglik,
-                self.betas,
-                step_scale,
-                self.density.batch,
-                self.rng,
-            )
+            x, lp, ll, acc_prob, acc = self._explore()
             accept_sum += acc_prob
             accepted_sum += acc
             lower = swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng)
             order, swap_prob, swapped = propose_swaps(self.betas, ll, lower, self.rng)
             self.replicas, self.logprior, self.loglik = x[order], lp[order], ll[order]
             self.rung_replica = self.rung_replica[order]
+            if self.explorer == "mala":
+                self.grad_prior, self.grad_lik = self.grad_prior[order], self.grad_lik[order]
             swap_prob_sum[lower] += swap_prob
             swap_acc_sum[lower] += swapped
             swap_n[lower] += 1
@@ -366,6 +438,8 @@ class ExchangeMC(ArrayStepShared):
     def _adapt(self, accept_prob, lower, swap_prob):
         t = self.sweep
         gain = (t - self.gain_start + 1) ** -0.6
+        if self.prior_rung:  # rung 0 makes exact prior draws: it has no scale to tune
+            accept_prob = np.concatenate([[self.target_accept], accept_prob[1:]])
         self.log_scaling = robbins_monro_scaling(
             self.log_scaling, accept_prob, self.target_accept, gain
         )
@@ -383,21 +457,29 @@ class ExchangeMC(ArrayStepShared):
             self._adapt_ladder(t, lower, swap_prob)
 
     def _adapt_ladder(self, t, lower, swap_prob):
+        """Rounds of doubling length; at each round's end re-place the rungs (Syed et al. 2021,
+        Algorithm 4) until the next round would not fit in the first 80% of tuning."""
         rnd = self.ladder_round
         rnd["rejection"][lower] += 1.0 - swap_prob
         rnd["count"][lower] += 1
+        rnd["ll"].update(self.loglik)
         if t + 1 < rnd["end"]:
             return
         rejection = rnd["rejection"] / np.maximum(rnd["count"], 1)
         self.barrier = float(communication_barrier(self.betas, rejection)[-1])
-        if rnd["end"] + 2 * rnd["length"] <= 0.8 * self.tune_sweeps:
-            self.betas = equal_rejection_ladder(self.betas, rejection)
-            rnd["length"] *= 2
-            rnd["end"] += rnd["length"]
+        self.n_rungs_suggested = int(np.ceil(2 * self.barrier + 1))
+        if self.ladder_objective == "evidence":
+            sd = np.sqrt(rnd["ll"].variance())
+            self.betas = thermodynamic_length_ladder(self.betas, sd)
         else:
-            rnd["end"] = np.inf  # last round done: the ladder stays fixed
+            self.betas = equal_rejection_ladder(self.betas, rejection)
+        rnd["length"] *= 2
+        rnd["end"] += rnd["length"]
+        if rnd["end"] > 0.8 * self.tune_sweeps:
+            rnd["end"] = np.inf  # no room for another round: the ladder stays as it is
         rnd["rejection"][:] = 0
         rnd["count"][:] = 0
+        rnd["ll"].reset()
 
     # -- PyMC integration ------------------------------------------------------------------------
     @staticmethod

@@ -1,0 +1,163 @@
+"""Tempering that tunes itself: adaptive ladder, exact prior rung, MALA explorer."""
+
+import arviz as az
+import numpy as np
+import pymc as pm
+import pytest
+from conftest import SAMPLE_KWARGS
+from scipy import stats
+from test_exchange import (
+    B_PRIOR,
+    bimodal_model,
+    exact_tempered_moments,
+    mode_weight_check,
+    seed_lecture_model,
+)
+
+import pymc_tempering as pmt
+import pymc_tempering.kernels.mala_rungs as mala_module
+
+
+def rung_loglik_check(idata):
+    """Per-rung |mean loglik - exact| / MCSE for the seed-lecture model (max over rungs)."""
+    ds = pmt.tempering_dataset(idata)
+    z = []
+    for rung, beta in enumerate(ds.beta.values):
+        trace = ds.rung_loglik.sel(rung=rung)
+        est, mcse = float(trace.mean()), float(az.mcse(trace, method="mean"))
+        z.append(abs(est - exact_tempered_moments(beta)[2]) / mcse)
+    return max(z)
+
+
+# -- exact prior rung ----------------------------------------------------------------------------
+def _rung0_draws(step, model, n):
+    step.setup_chain(np.random.default_rng(7), tune=0, draws=n)
+    step.tune = False
+    point = model.initial_point()
+    draws = []
+    for _ in range(n):
+        point, _ = step.step(point)
+        draws.append(step.replicas[0, 0])
+    return np.array(draws)
+
+
+def test_prior_rung_draws_have_the_prior_law():
+    with seed_lecture_model() as model:
+        step = pmt.ExchangeMC(n_rungs=6)
+    assert step.prior_rung
+    draws = _rung0_draws(step, model, 3000)
+    # the prior rung holds an independent prior draw after every sweep unless a swap moved a
+    # tempered replica down; either way its law is the prior N(0, b^2)
+    assert stats.kstest(draws, stats.norm(0, B_PRIOR).cdf).pvalue > 1e-3
+
+
+def test_wrong_prior_sampler_fails_the_prior_rung_test():
+    with seed_lecture_model() as model:
+        step = pmt.ExchangeMC(n_rungs=6)
+    true_sampler = step.density.sample_prior
+    step.density.sample_prior = lambda n, rng: 1.3 * true_sampler(n, rng)
+    draws = _rung0_draws(step, model, 3000)
+    assert stats.kstest(draws, stats.norm(0, B_PRIOR).cdf).pvalue < 1e-3
+
+
+def test_prior_rung_decorrelates_the_lowest_rung():
+    """With exact prior draws the beta = 0 rung's log-likelihood is nearly independent draw to
+    draw; a random walk there is not. (Whether this raises round trips depends on the target:
+    see benchmarks/bench_ladder.py.)"""
+    ess = {}
+    for prior_rung in (False, True):
+        with bimodal_model():
+            idata = pm.sample(
+                draws=1000, tune=500, chains=2, cores=1, random_seed=4,
+                step=pmt.ExchangeMC(n_rungs=16, prior_rung=prior_rung), **SAMPLE_KWARGS,
+            )  # fmt: skip
+        rung0 = pmt.tempering_dataset(idata).rung_loglik.sel(rung=0)
+        ess[prior_rung] = float(az.ess(rung0))
+    # 2 chains x 1000 draws: exact draws give about one effective draw per draw
+    assert ess[True] > 1600 and ess[True] > 1.5 * ess[False], ess
+
+
+def test_prior_rung_needs_a_forward_sampler():
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 1)
+        pm.Normal("x", mu, 1, observed=[0.3])
+        with pytest.raises(ValueError, match="prior_rung"):
+            pmt.ExchangeMC(betas=[0.1, 1.0], prior_rung=True)
+
+
+# -- MALA explorer -------------------------------------------------------------------------------
+def _sample_lecture(**step_kwargs):
+    with seed_lecture_model():
+        return pm.sample(
+            draws=1500, tune=1000, chains=2, cores=1, random_seed=8,
+            step=pmt.ExchangeMC(n_rungs=10, ladder="power", **step_kwargs), **SAMPLE_KWARGS,
+        )  # fmt: skip
+
+
+def test_mala_explorer_samples_every_rung_exactly():
+    idata = _sample_lecture(explorer="mala")
+    assert rung_loglik_check(idata) < 4
+    accept = float(idata.sample_stats.rung_accept.mean())
+    assert 0.45 < accept < 0.7, accept
+
+
+def test_mala_explorer_without_hastings_term_fails(monkeypatch):
+    monkeypatch.setattr(mala_module, "mala_log_q", lambda *args: 0.0)
+    idata = _sample_lecture(explorer="mala")
+    assert rung_loglik_check(idata) > 4
+
+
+def test_mala_explorer_on_the_bimodal_target():
+    with bimodal_model():
+        idata = pm.sample(
+            draws=1500, tune=1000, chains=4, cores=1, random_seed=11,
+            step=pmt.ExchangeMC(n_rungs=32, explorer="mala"), **SAMPLE_KWARGS,
+        )  # fmt: skip
+    ok, info = mode_weight_check(idata)
+    assert ok, info
+
+
+# -- adaptive ladder -----------------------------------------------------------------------------
+def test_adaptive_ladder_equalises_swap_rejection():
+    with bimodal_model():
+        idata = pm.sample(
+            draws=1500, tune=3000, chains=1, random_seed=3,
+            step=pmt.ExchangeMC(n_rungs=12, ladder="adaptive"), **SAMPLE_KWARGS,
+        )  # fmt: skip
+    ds = pmt.tempering_dataset(idata)  # raises if the ladder moved after tuning
+    rejection = 1 - ds.swap_accept.mean(("chain", "draw")).values
+    assert np.ptp(rejection) < 0.1, rejection  # within +-0.05 of each other
+    geometric = pmt.geometric_ladder(12)
+    assert not np.allclose(ds.beta.values, geometric)
+    ok, info = mode_weight_check_single(idata)
+    assert ok, info
+
+
+def mode_weight_check_single(idata):
+    """One-chain version of the bimodal check (no R-hat)."""
+    x = idata.posterior["x"]
+    lower = (x.sel(x_dim_0=0) < 0).astype(float)
+    est, mcse = float(lower.mean()), float(az.mcse(lower, method="mean"))
+    return abs(est - 0.3) < 4 * mcse, {"weight": est, "mcse": mcse}
+
+
+def test_evidence_objective_equalises_thermodynamic_length():
+    with seed_lecture_model():
+        step = pmt.ExchangeMC(n_rungs=10, ladder="adaptive", ladder_objective="evidence")
+        idata = pm.sample(
+            draws=1000, tune=3000, chains=1, random_seed=2, step=step, **SAMPLE_KWARGS
+        )
+    ds = pmt.tempering_dataset(idata)
+    sd = ds.rung_loglik.std(("chain", "draw")).values
+    length = 0.5 * (sd[1:] + sd[:-1]) * np.diff(ds.beta.values)
+    assert length.max() / length.min() < 2.0, length
+    assert rung_loglik_check(idata) < 4
+    assert step.n_rungs_suggested >= 2 and np.isfinite(step.barrier)
+
+
+def test_bad_adaptation_arguments():
+    with seed_lecture_model():
+        with pytest.raises(ValueError, match="explorer"):
+            pmt.ExchangeMC(explorer="hmc")
+        with pytest.raises(ValueError, match="ladder_objective"):
+            pmt.ExchangeMC(ladder="adaptive", ladder_objective="speed")
