@@ -187,11 +187,14 @@ def stepping_stone_draws(betas, loglik, *, rung_axis=-1):
     return log_ratio, terms
 
 
-def _mcse(ary, chain_axis=0, draw_axis=1):
-    """MCSE of the mean and its ESS (ArviZ's split-chain autocorrelation estimate)."""
-    ess = array_stats.ess(ary, chain_axis=chain_axis, draw_axis=draw_axis, method="mean")
-    mcse = array_stats.mcse(ary, chain_axis=chain_axis, draw_axis=draw_axis, method="mean")
-    return np.asarray(mcse), np.asarray(ess)
+def _mcse(ary):
+    """MCSE of the mean over axes (chain, draw) = 0, 1 and its ESS.
+
+    ArviZ's ``ess(method="mean")`` (split chains, autocorrelation summed to Geyer's initial
+    positive sequence); MCSE = sd / sqrt(ESS), as ArviZ's ``mcse(method="mean")``.
+    """
+    ess = np.asarray(array_stats.ess(ary, chain_axis=0, draw_axis=1, method="mean"))
+    return np.std(ary, axis=(0, 1), ddof=1) / np.sqrt(ess), ess
 
 
 # --- reading traces ----------------------------------------------------------------------------
@@ -226,6 +229,11 @@ def _model_fingerprint(model):
     return _fingerprint({rv.name: model.rvs_to_values[rv].eval() for rv in model.observed_RVs})
 
 
+def _some(indices, shown=6):
+    listed = ", ".join(str(int(i)) for i in indices[:shown])
+    return listed + (", ..." if len(indices) > shown else "")
+
+
 def _trust_warnings(ds: xr.Dataset, ess_rung, ess_total, estimator: str):
     betas = ds["beta"].values
     problems = []
@@ -240,8 +248,8 @@ def _trust_warnings(ds: xr.Dataset, ess_rung, ess_total, estimator: str):
     low = np.flatnonzero(ess_rung < MIN_ESS)
     if low.size:
         problems.append(
-            f"rungs {low.tolist()} have loglik ESS below {MIN_ESS} (min {ess_rung.min():.0f}); "
-            "draw more or use more sweeps_per_draw"
+            f"{low.size} rungs ({_some(low)}) have loglik ESS below {MIN_ESS} "
+            f"(min {ess_rung.min():.0f}); draw more or use more sweeps_per_draw"
         )
     if ess_total < MIN_ESS:
         problems.append(f"the estimate's ESS is {ess_total:.0f} (< {MIN_ESS})")
@@ -252,7 +260,7 @@ def _trust_warnings(ds: xr.Dataset, ess_rung, ess_total, estimator: str):
         stuck = np.flatnonzero(~(rates >= MIN_SWAP_RATE))
         if stuck.size:
             problems.append(
-                f"neighbouring rungs {[(int(i), int(i) + 1) for i in stuck]} swap with rate "
+                f"{stuck.size} neighbouring pairs (lower rungs {_some(stuck)}) swap with rate "
                 f"below {MIN_SWAP_RATE} (replicas do not travel the ladder); add rungs there"
             )
     if problems:
@@ -264,6 +272,16 @@ def _trust_warnings(ds: xr.Dataset, ess_rung, ess_total, estimator: str):
 
 
 # --- public estimators -------------------------------------------------------------------------
+def _read(data):
+    """Ladder, ``loglik`` (chain, draw, rung), per-rung ESS and the inputs' fingerprint."""
+    ds = _rung_dataset(data)
+    loglik = ds["rung_loglik"].transpose("chain", "draw", "rung").values.astype(float)
+    if not np.all(np.isfinite(loglik)):
+        raise ValueError("rung_loglik holds non-finite values; the traces are unusable.")
+    ess_rung = np.asarray(array_stats.ess(loglik, chain_axis=0, draw_axis=1, method="mean"))
+    return ds, ds["beta"].values, loglik, ess_rung, _observed_fingerprint(data)
+
+
 def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
     r"""Log marginal likelihood by thermodynamic integration over ExchangeMC's ladder.
 
@@ -315,14 +333,14 @@ def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
     """
     if method not in ("corrected", "trapezoid"):
         raise ValueError(f"`method` must be 'corrected' or 'trapezoid', got {method!r}.")
-    ds = _rung_dataset(data)
-    betas = ds["beta"].values
-    loglik = ds["rung_loglik"].transpose("chain", "draw", "rung").values.astype(float)
-    if not np.all(np.isfinite(loglik)):
-        raise ValueError("rung_loglik holds non-finite values; the traces are unusable.")
+    return _thermodynamic_integration(_read(data), method)
+
+
+def _thermodynamic_integration(read, method):
+    ds, betas, loglik, ess_rung, fingerprint = read
     mean = loglik.mean(axis=(0, 1))
     var = loglik.var(axis=(0, 1))
-    mean_mcse, ess_rung = _mcse(loglik)
+    mean_mcse = np.std(loglik, axis=(0, 1), ddof=1) / np.sqrt(ess_rung)
     trapezoid, corrected = ti_quadrature(betas, mean, var)
     mcse, ess = _mcse(ti_draws(betas, loglik, method))
     _trust_warnings(ds, ess_rung, float(ess), "thermodynamic_integration")
@@ -342,7 +360,7 @@ def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
         attrs={
             "estimator": "thermodynamic_integration",
             "method": method,
-            "observed_data": _observed_fingerprint(data),
+            "observed_data": fingerprint,
         },
     )
 
@@ -391,14 +409,13 @@ def stepping_stone(data) -> xr.Dataset:
     >>> res = pmt.stepping_stone(idata)                               # doctest: +SKIP
     >>> float(res.log_marginal_likelihood), float(res.mcse)           # doctest: +SKIP
     """
-    ds = _rung_dataset(data)
-    betas = ds["beta"].values
-    loglik = ds["rung_loglik"].transpose("chain", "draw", "rung").values.astype(float)
-    if not np.all(np.isfinite(loglik)):
-        raise ValueError("rung_loglik holds non-finite values; the traces are unusable.")
+    return _stepping_stone(_read(data))
+
+
+def _stepping_stone(read):
+    ds, betas, loglik, ess_rung, fingerprint = read
     log_ratio, terms = stepping_stone_draws(betas, loglik)
     mcse, ess = _mcse(terms)
-    _, ess_rung = _mcse(loglik)
     _trust_warnings(ds, ess_rung, float(ess), "stepping_stone")
     return xr.Dataset(
         {
@@ -412,7 +429,7 @@ def stepping_stone(data) -> xr.Dataset:
             "beta_lower": ("rung_pair", betas[:-1]),
             "beta_upper": ("rung_pair", betas[1:]),
         },
-        attrs={"estimator": "stepping_stone", "observed_data": _observed_fingerprint(data)},
+        attrs={"estimator": "stepping_stone", "observed_data": fingerprint},
     )
 
 
@@ -506,8 +523,9 @@ def marginal_likelihood(
             draws=draws, tune=tune, chains=chains, step=step, random_seed=random_seed,
             **sample_kwargs,
         )  # fmt: skip
-    ti = thermodynamic_integration(idata)
-    ss = stepping_stone(idata)
+    read = _read(idata)
+    ti = _thermodynamic_integration(read, "corrected")
+    ss = _stepping_stone(read)
     result = xr.Dataset(
         {
             name: ("estimator", [float(ti[name]), float(ss[name])])
@@ -666,7 +684,9 @@ def laplace_evidence(model=None) -> xr.Dataset:
     :math:`\log Z \approx \log p(y, \hat u) + \frac d2 \log 2\pi - \frac12 \log|-H|`, with
     :math:`\hat u` the mode of the joint density in PyMC's unconstrained (value) space,
     Jacobians of the transforms included, and :math:`H` its Hessian there (the seed lecture on
-    empirical Bayes). Exact for a Gaussian posterior in the value space.
+    empirical Bayes). Exact for a Gaussian posterior in the value space. The mode is found by
+    BFGS from ``model.initial_point()`` with compiled gradients; the Hessian comes from
+    ``model.compile_d2logp(jacobian=True)``. A multimodal posterior gets the nearest mode only.
 
     Parameters
     ----------
@@ -716,9 +736,10 @@ def bic(model=None, *, n_obs=None) -> xr.Dataset:
 
     :math:`\mathrm{BIC} = -2 \max_u \ell(u) + d \log n` and
     :math:`\log Z \approx -\mathrm{BIC}/2`, with :math:`\ell` the log-likelihood
-    (``model.datalogp``), :math:`d` the number of free parameters and :math:`n` the number of
-    observations. The seed lecture's :math:`-\ell + \frac d2 \log n` is :math:`\mathrm{BIC}/2`.
-    Only an asymptotic approximation (error O(1)); wrong for singular models.
+    (``model.datalogp``, maximised by BFGS in the value space from ``model.initial_point()``),
+    :math:`d` the number of free parameters and :math:`n` the number of observations. The seed
+    lecture's :math:`-\ell + \frac d2 \log n` is :math:`\mathrm{BIC}/2`. Only an
+    asymptotic approximation (error O(1)); wrong for singular models.
 
     Parameters
     ----------
