@@ -1,0 +1,138 @@
+"""Tempering that tunes itself, measured side by side in one run (issue 8).
+
+Run: python benchmarks/bench_ladder.py [--quick]
+
+1. Round trips per 1,000 sweeps after tuning, at the same number of rungs: the seed paper's
+   geometric ladder vs the adaptive ladder (swap objective), each with and without the exact
+   prior rung, on the 2-D bimodal mixture and on the seed paper's singular model
+   (d = 2, n = 100,000). Also the spread of the pair rejection rates after tuning.
+2. Evidence error at equal wall time on a conjugate linear regression whose parameters differ in
+   magnitude by ~100x (intercept near 3,000, slope near 200; known noise, so log Z is exact):
+   geometric vs adaptive (swap) vs adaptive (evidence objective), |error| and MCSE.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+from scipy import stats
+
+import pymc_tempering as pmt
+from pymc_tempering.evidence import stepping_stone, thermodynamic_integration
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from test_exchange import bimodal_model  # noqa: E402
+
+
+def singular_model(n=100_000, d=2):
+    with pm.Model() as model:
+        w = pm.Normal("w", 0.0, 1.0, shape=d)
+        pm.Potential("loglik", -n * pt.prod(w**2))
+    return model
+
+
+def regression(seed=0, n=42):
+    """y = alpha + beta (x - mean x) + e, e ~ N(0, 300^2) known; (alpha, beta) ~ N(m0, S0)."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(20, 35, size=n)
+    xc = x - x.mean()
+    y = 3000 + 200 * xc + rng.normal(0, 300, size=n)
+    m0, s0, sigma = np.array([3000.0, 185.0]), np.array([1000.0, 100.0]), 300.0
+    with pm.Model() as model:
+        coef = pm.Normal("coef", m0, s0, shape=2)
+        pm.Normal("y", coef[0] + coef[1] * xc, sigma, observed=y)
+    X = np.column_stack([np.ones(n), xc])
+    cov = sigma**2 * np.eye(n) + X @ np.diag(s0**2) @ X.T
+    exact = stats.multivariate_normal(X @ m0, cov).logpdf(y)
+    return model, float(exact)
+
+
+def run(model, draws, tune, seed, **step_kwargs):
+    with model:
+        step = pmt.ExchangeMC(**step_kwargs)
+        start = time.perf_counter()
+        idata = pm.sample(
+            draws=draws, tune=tune, chains=1, random_seed=seed, step=step,
+            progressbar=False, compute_convergence_checks=False,
+        )  # fmt: skip
+        seconds = time.perf_counter() - start
+    return idata, step, seconds
+
+
+def round_trip_table(draws, tune, seeds, n_rungs):
+    print(f"\n1. Round trips per 1,000 sweeps after tuning ({n_rungs} rungs, {draws} draws, "
+          f"{tune} tuning draws, mean over seeds {list(seeds)})")  # fmt: skip
+    header = f"{'model':<26}{'ladder':<12}{'prior rung':>11}{'trips/1000':>12}{'rej. spread':>13}"
+    print(header)
+    targets = [("bimodal 2-D mixture", bimodal_model), ("singular d=2 n=1e5", singular_model)]
+    for label, build in targets:
+        rates = {}
+        for ladder in ("geometric", "adaptive"):
+            for prior_rung in (False, True):
+                trips, spreads = [], []
+                for seed in seeds:
+                    idata, step, _ = run(build(), draws, tune, seed, n_rungs=n_rungs,
+                                         ladder=ladder, prior_rung=prior_rung)  # fmt: skip
+                    trips.append(idata.sample_stats.round_trips.values[0, -1] / draws * 1000)
+                    ds = pmt.tempering_dataset(idata)
+                    rejection = 1 - ds.swap_accept.mean(("chain", "draw")).values
+                    spreads.append(np.ptp(rejection))
+                rates[ladder, prior_rung] = np.mean(trips)
+                print(f"{label:<26}{ladder:<12}{str(prior_rung):>11}{np.mean(trips):>12.1f}"
+                      f"{np.mean(spreads):>13.3f}")  # fmt: skip
+        for prior_rung in (False, True):
+            ratio = rates["adaptive", prior_rung] / max(rates["geometric", prior_rung], 1e-9)
+            print(f"{'':<26}adaptive / geometric (prior rung {prior_rung}): {ratio:.2f}x")
+        if "barrier" in dir(step):
+            print(f"{'':<26}barrier Lambda = {step.barrier:.2f}, suggested rungs "
+                  f"{step.n_rungs_suggested}")  # fmt: skip
+
+
+def evidence_table(draws, tune, seeds, n_rungs):
+    model, exact = regression()
+    print(
+        f"\n2. Evidence on a regression with intercept ~3000, slope ~200 (exact log Z = "
+        f"{exact:.4f}); {n_rungs} rungs, {draws} draws, {tune} tuning, seeds {list(seeds)}"
+    )
+    print(f"{'ladder':<22}{'estimator':<18}{'mean |error|':>13}{'mean MCSE':>11}"
+          f"{'max |err|/MCSE':>16}{'seconds':>9}")  # fmt: skip
+    configs = [
+        ("geometric", {"ladder": "geometric"}),
+        ("adaptive (swap)", {"ladder": "adaptive"}),
+        ("adaptive (evidence)", {"ladder": "adaptive", "ladder_objective": "evidence"}),
+    ]
+    for label, kwargs in configs:
+        errs = {"TI": [], "SS": []}
+        mcses = {"TI": [], "SS": []}
+        secs = []
+        for seed in seeds:
+            idata, _, seconds = run(model, draws, tune, seed, n_rungs=n_rungs, **kwargs)
+            secs.append(seconds)
+            for name, fn in (("TI", thermodynamic_integration), ("SS", stepping_stone)):
+                res = fn(idata)
+                errs[name].append(float(res.log_marginal_likelihood) - exact)
+                mcses[name].append(float(res.mcse))
+        for name in ("TI", "SS"):
+            e, m = np.abs(errs[name]), np.array(mcses[name])
+            print(f"{label:<22}{name:<18}{e.mean():>13.4f}{m.mean():>11.4f}"
+                  f"{(e / m).max():>16.2f}{np.mean(secs):>9.1f}")  # fmt: skip
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    if args.quick:
+        round_trip_table(draws=500, tune=1000, seeds=(1,), n_rungs=16)
+        evidence_table(draws=500, tune=1000, seeds=(1,), n_rungs=16)
+    else:
+        round_trip_table(draws=4000, tune=4000, seeds=(1, 2, 3), n_rungs=32)
+        evidence_table(draws=4000, tune=3000, seeds=(1, 2, 3, 4, 5), n_rungs=32)
+
+
+if __name__ == "__main__":
+    main()
