@@ -14,6 +14,7 @@ from pymc.vartypes import continuous_types
 from rich.progress import TextColumn
 from rich.table import Column
 
+from pymc_tempering.diagnostics import suggested_n_rungs
 from pymc_tempering.kernels.mala_rungs import mala_sweep
 from pymc_tempering.kernels.rwm import (
     RunningMoments,
@@ -467,7 +468,7 @@ class ExchangeMC(ArrayStepShared):
             return
         rejection = rnd["rejection"] / np.maximum(rnd["count"], 1)
         self.barrier = float(communication_barrier(self.betas, rejection)[-1])
-        self.n_rungs_suggested = int(np.ceil(2 * self.barrier + 1))
+        self.n_rungs_suggested = suggested_n_rungs(self.barrier)
         if self.ladder_objective == "evidence":
             sd = np.sqrt(rnd["ll"].variance())
             self.betas = thermodynamic_length_ladder(self.betas, sd)
