@@ -8,7 +8,7 @@ axes instead. The numbers come from :mod:`pymc_tempering.diagnostics` and
 import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
-from matplotlib.ticker import FixedLocator, FuncFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from pymc_tempering.diagnostics import (
     _round_trip_events,
@@ -43,6 +43,13 @@ def _rung_ticks(n_rungs: int, max_ticks: int = 9) -> np.ndarray:
     step = max(1, int(np.ceil((n_rungs - 1) / (max_ticks - 1))))
     ticks = np.arange(0, n_rungs, step)
     return ticks if ticks[-1] == n_rungs - 1 else np.append(ticks[:-1], n_rungs - 1)
+
+
+def _power_of_two_ticks(beta: np.ndarray, max_ticks: int = 8) -> np.ndarray:
+    """Powers of two from 1 down to the smallest ``beta``, at a round exponent step."""
+    lowest = int(np.floor(np.log2(beta.min())))
+    step = next(s for s in (1, 2, 5, 10, 20, 50, 100) if -lowest / s < max_ticks)
+    return 2.0 ** np.arange(0, lowest - 1, -step)[::-1]
 
 
 def _new_axes(ax, ncols=1, nrows=1, figsize=(6.4, 4.0), **kwargs):
@@ -111,13 +118,16 @@ def plot_ti_curve(data, *, xscale="both", band=2.0, ax=None):
                 m,
                 0.0,
                 color=_BLUE,
-                alpha=0.15,
+                alpha=0.25,
                 lw=0,
                 label=rf"area from curve to 0: $\log Z = {log_z:.2f} \pm {mcse:.2f}$",
             )
             axis.axhline(0.0, color=_GREY, lw=0.8)
         else:
             axis.set_xscale("log", base=2)
+            axis.xaxis.set_major_locator(FixedLocator(_power_of_two_ticks(b)))
+            axis.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _beta_label(x)))
+            axis.xaxis.set_minor_locator(NullLocator())
             if not keep.all():
                 axis.axhline(
                     mean[0], color=_GREY, ls="--", lw=1.0, label=rf"$\beta = 0$: {mean[0]:.1f}"
@@ -269,7 +279,8 @@ def plot_replica_trajectories(data, *, chain=0, replicas=3, draws=300, ax=None):
             lw=1.1,
             color=color,
             alpha=0.85,
-            label=f"replica {rep} ({total[rep]} round trips in all {n_draws} draws)",
+            label=f"replica {rep} ({total[rep]} round trip{'' if total[rep] == 1 else 's'} "
+            f"in all {n_draws} draws)",
         )
         done = draw_index[events[window, rep]]
         axis.plot(done, np.full(done.size, -0.45), "^", color=color, ms=6, mec="k", mew=0.5)
