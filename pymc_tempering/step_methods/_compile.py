@@ -279,6 +279,7 @@ class MinibatchGradients:
     grads_fn: object
     indexed_fn: object | None
     scores_fn: object | None
+    cv_fn: object | None
     rngs: list
     point_map_info: tuple
     n_params: int
@@ -299,6 +300,27 @@ class MinibatchGradients:
         return self.scores_fn(
             np.ascontiguousarray(x, dtype=np.float64), np.asarray(idx, dtype=np.int64)
         )
+
+    def control_variate_grads(self, x: np.ndarray, anchor: np.ndarray):
+        """``(grad logprior(x), (N/n) sum_B [grad loglik_i(x) - grad loglik_i(anchor)])`` on one
+        fresh random minibatch ``B`` (the SGLD-CV estimator's random part)."""
+        return self.cv_fn(
+            np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(anchor, np.float64)
+        )
+
+    def full_loglik_grad(self, x: np.ndarray) -> np.ndarray:
+        """Exact full-data log-likelihood gradient, in ``ceil(N / batch_size)`` compiled calls."""
+        if not self.minibatched:
+            return self.grads(x)[1]
+        n, rows = self.batch_size, self.n_rows
+        total = np.zeros(self.n_params)
+        for start in range(0, rows - rows % n, n):
+            total += self.indexed(x, np.arange(start, start + n))[1] * (n / self.total_size)
+        if rows % n:
+            tail = np.arange(rows - n, rows)
+            total += self.scores(x, tail)[n - rows % n :].sum(axis=0)
+        # total_size may differ from the rows held (data sub-sampled on purpose): rescale
+        return total * (self.total_size / rows)
 
     def reseed(self, rng: np.random.Generator) -> None:
         """Reseed the minibatch RNGs from ``rng`` (same seed, same sequence of minibatches)."""
@@ -389,6 +411,7 @@ def compile_minibatch_gradients(
             grads_fn,
             None,
             None,
+            None,
             list(updates),
             raveled.point_map_info,
             n_params,
@@ -439,10 +462,24 @@ def compile_minibatch_gradients(
     scores = jacobian(per_row, flat2, vectorize=True)
     scores_fn = compile([flat2, idx], scores, random_seed=False, **compile_kwargs)
     scores_fn.trust_input = True
+
+    # control variates: the same minibatch at x and at an anchor point (the Minibatch node does
+    # not depend on the parameters, so the anchored copy of the graph shares its rows)
+    anchor = flat.type("anchor")
+    loglik_anchor = graph_replace(loglik, {flat: anchor}, strict=True)
+    grad_anchor = pt.grad(loglik_anchor, anchor, disconnected_inputs="ignore")
+    cv_fn = compile(
+        [flat, anchor],
+        [grad_logprior, grad_loglik - grad_anchor],
+        random_seed=False,
+        **compile_kwargs,
+    )
+    cv_fn.trust_input = True
     return MinibatchGradients(
         grads_fn,
         indexed_fn,
         scores_fn,
+        cv_fn,
         list(updates),
         raveled.point_map_info,
         n_params,
