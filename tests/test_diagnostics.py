@@ -214,6 +214,9 @@ def test_tempering_group_reads_naturally(exchange_idata):
     assert stats["swap_accept"].dims == ("chain", "draw", "rung_pair")
     np.testing.assert_array_equal(stats["rung_loglik"].sel(rung=0), group["rung_loglik"][..., 0])
     np.testing.assert_array_equal(stats["accept"], exchange_idata.sample_stats["accept"])
+    again = add_tempering_group(dt)  # idempotent
+    xr.testing.assert_identical(again["sample_stats"].to_dataset(), stats.to_dataset())
+    xr.testing.assert_identical(again["tempering"].to_dataset(), group.to_dataset())
     # everything downstream still works on the augmented tree
     assert az.summary(dt).loc["mu", "r_hat"] < 1.05
     xr.testing.assert_allclose(tempering_summary(dt), tempering_summary(exchange_idata))
