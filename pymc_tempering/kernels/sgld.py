@@ -134,7 +134,15 @@ def rmsprop_update(v, mean_grad, decay: float):
 
 
 def rmsprop_preconditioner(v, eps: float):
-    r"""pSGLD's diagonal :math:`M = 1 / (\lambda + \sqrt{V})`."""
+    r"""pSGLD's diagonal :math:`M = 1 / (\lambda + \sqrt{V})`.
+
+    Li et al.'s exact update adds :math:`\frac{\epsilon}{2}\Gamma(\theta)`,
+    :math:`\Gamma_i = \sum_j \partial M_{ij} / \partial \theta_j`, to the drift. We leave it
+    out, as Li et al. do in their experiments: ``SGLD`` adapts :math:`M` only while tuning and
+    then freezes it, so :math:`\Gamma = 0` exactly for the draws kept; while adapting,
+    :math:`M` depends on :math:`\theta` only through a running average of past gradients and
+    the omitted term is of order :math:`(1 - \alpha)`.
+    """
     return 1.0 / (eps + np.sqrt(v))
 
 
