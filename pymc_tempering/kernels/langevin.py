@@ -145,15 +145,16 @@ def diag_preconditioner(draws: Moments, grads: Moments) -> np.ndarray:
     deviations :math:`\sigma_i`, :math:`g_i = -x_i / \sigma_i^2` and the ratio is
     :math:`\sigma_i^2` exactly whatever spread the window explored, so the estimate does not
     lag behind a chain that has not yet reached the target's scale, as the draw variance alone
-    does (the idea of nutpie's mass-matrix adaptation, Seyboldt 2023). Falls back to
-    :func:`regularized_variance` where the gradient variance is zero or not finite.
+    does (the idea of nutpie's mass-matrix adaptation, Seyboldt 2023). Unlike Stan's draw
+    variance it needs no shrinkage towards a fixed scale, which would swamp parameters of scale
+    below 0.03. Falls back to :func:`regularized_variance` where the ratio is zero or not finite.
     """
-    var_x = regularized_variance(draws)
+    var_x = draws.m2 / max(draws.count - 1, 1)
     var_g = grads.m2 / max(grads.count - 1, 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.sqrt(var_x / var_g)
     ok = np.isfinite(ratio) & (ratio > 0)
-    return np.clip(np.where(ok, ratio, var_x), 1e-10, 1e10)
+    return np.clip(np.where(ok, ratio, regularized_variance(draws)), 1e-10, 1e10)
 
 
 def adaptation_windows(n_tune: int, term_fraction: float = 0.0) -> list[tuple[int, int]]:

@@ -243,8 +243,9 @@ class ULA(_Langevin):
 
     Stats, per draw: ``tune`` (bool), ``step_size`` (the :math:`h` used), ``diverging`` (bool),
     ``divergences`` (running count after tuning), ``model_logp`` (logprior + beta * loglik
-    of the recorded state) and ``warning`` (a ``SamplerWarning`` on divergent draws; PyMC drops
-    it from the DataTree unless ``keep_warning_stat=True``).
+    of the recorded state; ``lp`` in the DataTree, as for NUTS) and ``warning`` (a
+    ``SamplerWarning`` on divergent draws; PyMC drops it from the DataTree unless
+    ``keep_warning_stat=True``).
 
     References
     ----------
