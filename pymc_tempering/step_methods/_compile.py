@@ -237,7 +237,7 @@ def nonfinite_start_message(model, point, vars) -> str:
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        logps = model.point_logps(point, round_vals=None)
+        logps = model.point_logps(point, round_vals=4)
     bad_terms = {k: v for k, v in logps.items() if not np.isfinite(v)}
     parts = []
     if bad_values:
