@@ -287,6 +287,7 @@ class MinibatchGradients:
     total_size: int
     batch_size: int
     n_rows: int
+    shared: dict  # the shared variables standing for free variables SGLD does not sample
 
     def grads(self, x: np.ndarray):
         return self.grads_fn(np.ascontiguousarray(x, dtype=np.float64))
@@ -419,6 +420,7 @@ def compile_minibatch_gradients(
             total_size=total,
             batch_size=n_rows,
             n_rows=n_rows,
+            shared=shared,
         )
     n_calls = len({id(node.op) for node in nodes})  # PyMC clones a call's node; one op each
     if n_calls > 1:
@@ -487,6 +489,7 @@ def compile_minibatch_gradients(
         total_size=total,
         batch_size=batch_size,
         n_rows=n_rows,
+        shared=shared,
     )
 
 

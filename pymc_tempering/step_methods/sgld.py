@@ -5,7 +5,6 @@ import logging
 import numpy as np
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.model import modelcontext
-from pymc.pytensorf import make_shared_replacements
 from pymc.step_methods.arraystep import ArrayStepShared
 from pymc.step_methods.compound import Competence, StepMethodState
 from pymc.step_methods.state import dataclass_state
@@ -247,8 +246,7 @@ class SGLD(ArrayStepShared):
             self.anchor_grad = g.full_loglik_grad(self.anchor)
         self.tune = True
         self._reset_chain(tune=0)
-        shared = make_shared_replacements(initial_point, vars, model)
-        super().__init__(vars, shared, blocked=blocked, rng=rng)
+        super().__init__(vars, g.shared, blocked=blocked, rng=rng)
 
     def _make_schedule(self, n_steps: int) -> StepSizeSchedule:
         step_size, final_step_size, gamma = self._schedule_args
