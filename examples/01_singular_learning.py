@@ -78,13 +78,15 @@ def paper_metropolis_loglik(n, d, K, trials, seed, target=0.7):
     """The paper's Metropolis: every rung on its own, uniform proposal on [-D, D]^d.
 
     Vectorised over (trial, rung). D is adapted towards ``target`` acceptance (Robbins-Monro on
-    log D) in the burn-in half and frozen in the half that is used. Returns the rung
+    log D, floored at 0.1 / sqrt(1 + n t)) in the burn-in half and frozen in the half that is
+    used: the paper's D(n, t) tuned to 60-80% acceptance. Returns the rung
     log-likelihoods (trial, draw, rung) and the t = 1 rung's w.
     """
     rng = np.random.default_rng(seed)
     L = BETAS.size
     w = rng.standard_normal((trials, L, d))  # initial w from the prior
     log_d = np.full((trials, L), np.log(0.5))
+    log_d_min = np.log(0.1 / np.sqrt(1.0 + n * BETAS))  # the ridge's width is ~ (n t)^(-1/2)
     burn = K - K // 2
     keep_loglik = np.empty((trials, K // 2, L))
     keep_w = np.empty((trials, K // 2, d))
@@ -102,6 +104,9 @@ def paper_metropolis_loglik(n, d, K, trials, seed, target=0.7):
         current = np.where(accept, new, current)
         if k < burn:
             log_d += (np.exp(log_accept) - target) / (k + 1) ** 0.6
+            # far from H(w) = 0 almost nothing is accepted; without a floor D would collapse
+            # to ~0 there and freeze the rung. The floor sits below every rung's stationary D.
+            log_d = np.maximum(log_d, log_d_min)
         else:
             keep_loglik[:, k - burn] = -n * np.prod(w**2, axis=-1)
             keep_w[:, k - burn] = w[:, -1]
