@@ -8,7 +8,13 @@ coordinate.
 import numpy as np
 import xarray as xr
 
-__all__ = ["tempering_dataset", "RUNG_STATS", "PAIR_STATS"]
+__all__ = [
+    "tempering_dataset",
+    "has_per_chain_ladders",
+    "require_one_ladder",
+    "RUNG_STATS",
+    "PAIR_STATS",
+]
 
 RUNG_STATS = ("rung_loglik", "rung_accept", "rung_scaling", "rung_replica")
 PAIR_STATS = ("swap_accept", "swap_accepted")
@@ -42,7 +48,8 @@ def tempering_dataset(data) -> xr.Dataset:
         ``(chain, draw, rung)`` and ``swap_accept``, ``swap_accepted`` with dims
         ``(chain, draw, rung_pair)``; coordinates ``beta`` (on ``rung``), ``beta_lower`` and
         ``beta_upper`` (on ``rung_pair``). The ladder must be the same for every recorded draw
-        (it is: ExchangeMC freezes it after tuning).
+        of a chain (it is: ExchangeMC freezes it after tuning). When chains tuned different
+        ladders (``ladder="adaptive"``), ``beta`` has dims ``(chain, rung)``.
 
     Examples
     --------
@@ -56,15 +63,14 @@ def tempering_dataset(data) -> xr.Dataset:
             "pm.sample(step=pmt.ExchangeMC(...)); sample with ExchangeMC, or use "
             "pmt.marginal_likelihood(model) which does it for you."
         )
-    betas_trace = np.asarray(stats["betas"].values, dtype=float)
-    betas = betas_trace.reshape(-1, betas_trace.shape[-1])
-    if not np.allclose(betas, betas[0]):
+    betas_trace = np.asarray(stats["betas"].values, dtype=float)  # (chain, draw, rung)
+    if not np.allclose(betas_trace, betas_trace[:, :1]):
         raise ValueError(
-            "The ladder changes between recorded draws; pass only post-tuning draws "
-            "(pm.sample's default discard_tuned_samples=True)."
+            "The ladder changes between recorded draws of a chain; pass only post-tuning "
+            "draws (pm.sample's default discard_tuned_samples=True)."
         )
-    betas = betas[0]
-    n_rungs = betas.size
+    chain_betas = betas_trace[:, 0, :]
+    n_rungs = chain_betas.shape[-1]
     coords = {
         "chain": stats["chain"].values,
         "draw": stats["draw"].values,
@@ -79,8 +85,28 @@ def tempering_dataset(data) -> xr.Dataset:
         if name in stats:
             data_vars[name] = (("chain", "draw", "rung_pair"), stats[name].values)
     ds = xr.Dataset(data_vars, coords=coords)
+    if np.allclose(chain_betas, chain_betas[0]):
+        betas, dims, pair_dims = chain_betas[0], "rung", "rung_pair"
+    else:  # an adaptive ladder tuned separately in each chain
+        betas, dims, pair_dims = chain_betas, ("chain", "rung"), ("chain", "rung_pair")
     return ds.assign_coords(
-        beta=("rung", betas),
-        beta_lower=("rung_pair", betas[:-1]),
-        beta_upper=("rung_pair", betas[1:]),
+        beta=(dims, betas),
+        beta_lower=(pair_dims, betas[..., :-1]),
+        beta_upper=(pair_dims, betas[..., 1:]),
     )
+
+
+def has_per_chain_ladders(ds: xr.Dataset) -> bool:
+    """Whether each chain tuned its own ladder (``beta`` has a ``chain`` dim)."""
+    return "chain" in ds["beta"].dims
+
+
+def require_one_ladder(ds: xr.Dataset, function: str) -> np.ndarray:
+    """The ladder shared by all chains, or a ValueError that says how to proceed."""
+    if has_per_chain_ladders(ds):
+        raise ValueError(
+            f"{function} needs one ladder for all chains, but each chain tuned its own "
+            "(ladder='adaptive'). Call it per chain, e.g. "
+            f"{function}(idata.isel(chain=[0])), or sample with a fixed `betas=`."
+        )
+    return ds["beta"].values

@@ -18,7 +18,7 @@ import numpy as np
 import xarray as xr
 from arviz_stats.base import array_stats
 
-from pymc_tempering._trace import tempering_dataset
+from pymc_tempering._trace import has_per_chain_ladders, tempering_dataset
 from pymc_tempering.ladder import communication_barrier
 
 __all__ = [
@@ -32,6 +32,26 @@ __all__ = [
 ]
 
 _NONE, _BOTTOM, _TOP = -1, 0, 1
+
+
+def _per_chain(function, ds: xr.Dataset) -> xr.Dataset:
+    """Apply ``function`` to each chain alone and stack the results along ``chain``.
+
+    Used when each chain tuned its own ladder, so quantities indexed by rung differ per chain.
+    """
+    parts = []
+    for c in range(ds.sizes["chain"]):
+        one = ds.isel(chain=[c])
+        one = one.assign_coords(
+            {
+                name: one[name].isel(chain=0, drop=True)
+                for name in ("beta", "beta_lower", "beta_upper")
+            }
+        )
+        part = function(one)
+        parts.append(part.squeeze("chain", drop=True) if "chain" in part.dims else part)
+    return xr.concat(parts, dim="chain", data_vars="all", coords="different", join="outer",
+                     compat="equals").assign_coords(chain=ds["chain"].values)  # fmt: skip
 
 
 def _rungs(data) -> xr.Dataset:
@@ -247,6 +267,8 @@ def global_barrier(data) -> xr.Dataset:
     >>> float(res.global_barrier), int(res.suggested_n_rungs)  # doctest: +SKIP
     """
     ds = _rungs(data)
+    if has_per_chain_ladders(ds):
+        return _per_chain(global_barrier, ds)
     rejection = swap_rates(ds)["rejection"]
     r = rejection.values
     barrier = float(np.sum(r))
@@ -297,6 +319,8 @@ def tempering_summary(data) -> xr.Dataset:
         ``beta_upper``): ``swap_accept``, ``swap_accepted``, ``rejection``. Per chain:
         ``round_trips``, ``round_trip_rate`` (per 1,000 draws). Scalars: ``global_barrier``,
         ``suggested_n_rungs``, ``predicted_round_trip_rate``. ``attrs["n_draws"]``.
+        When each chain tuned its own ladder (``ladder="adaptive"``), every quantity is
+        computed per chain and has a ``chain`` dim, and so has ``beta``.
 
     See Also
     --------
@@ -309,6 +333,8 @@ def tempering_summary(data) -> xr.Dataset:
     >>> float(summary.global_barrier), int(summary.suggested_n_rungs)            # doctest: +SKIP
     """
     ds = _rungs(data)
+    if has_per_chain_ladders(ds):
+        return _per_chain(tempering_summary, ds)
     dims = ("chain", "draw")
     per_rung = xr.Dataset(
         {

@@ -10,6 +10,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
+from pymc_tempering._trace import require_one_ladder
 from pymc_tempering.diagnostics import (
     _round_trip_events,
     _rungs,
@@ -173,6 +174,7 @@ def plot_swap_rates(data, *, ax=None):
     >>> fig, ax = pmt.plot_swap_rates(idata)                          # doctest: +SKIP
     """
     ds = _rungs(data)
+    betas = require_one_ladder(ds, "plot_swap_rates")
     pooled = swap_rates(ds)
     per_chain = swap_rates(ds, combined=False)
     barrier = global_barrier(ds)
@@ -209,7 +211,6 @@ def plot_swap_rates(data, *, ax=None):
     right.tick_params(axis="y", colors=_ORANGE)
     axis.right_ax = right
 
-    betas = ds["beta"].values
     top = axis.secondary_xaxis("top")
     top.xaxis.set_major_locator(FixedLocator(ticks))
     top.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _beta_label(betas[int(round(x))])))
@@ -289,7 +290,12 @@ def plot_replica_trajectories(data, *, chain=0, replicas=3, draws=300, ax=None):
     axis.set_ylabel(r"rung $l$ (0: lowest $\beta$)")
     ticks = _rung_ticks(n_rungs)
     axis.yaxis.set_major_locator(FixedLocator(ticks))
-    betas = ds["beta"].values
+    betas = (
+        ds["beta"].sel(chain=ds["chain"].values[chain])
+        if "chain" in ds["beta"].dims
+        else ds["beta"]
+    )
+    betas = betas.values
     right = axis.secondary_yaxis("right")
     right.yaxis.set_major_locator(FixedLocator(ticks))
     right.yaxis.set_major_formatter(FuncFormatter(lambda y, _: _beta_label(betas[int(round(y))])))

@@ -151,7 +151,8 @@ class ExchangeMC(ArrayStepShared):
     the lowest rung to the top and back since tuning ended; and per-rung arrays (object stats,
     so the DataTree has them as ``(chain, draw, <name>_dim_0)``): ``betas`` and ``rung_loglik``
     (log-likelihood of each rung's replica at the end of the draw), ``rung_accept`` and
-    ``rung_scaling`` (local acceptance probability and proposal scale), ``rung_replica`` (which
+    ``rung_scaling`` (local acceptance probability and proposal scale; NaN for an exact
+    prior rung), ``rung_replica`` (which
     replica sits on each rung), ``swap_accept`` and ``swap_accepted`` (per neighbouring pair:
     mean acceptance probability and fraction accepted of the swaps attempted during the draw,
     NaN where none was). ``pymc_tempering.tempering_dataset`` relabels them by rung.
@@ -419,12 +420,18 @@ class ExchangeMC(ArrayStepShared):
             "betas": self.betas.copy(),
             "rung_loglik": self.loglik.copy(),
             "rung_accept": accept_sum / n,
-            "rung_scaling": np.exp(self.log_scaling),
+            "rung_scaling": self._rung_scaling(),
             "rung_replica": self.rung_replica.copy(),
             "swap_accept": swap_accept,
             "swap_accepted": swap_accepted,
         }
         return RaveledVars(self.replicas[-1].copy(), q0.point_map_info), [stats]
+
+    def _rung_scaling(self):
+        scaling = np.exp(self.log_scaling)
+        if self.prior_rung:
+            scaling[0] = np.nan  # exact prior draws: no proposal scale
+        return scaling
 
     def _track_round_trips(self):
         """A round trip: a replica goes from the lowest rung to the top and back."""
