@@ -322,6 +322,25 @@ def test_discrete_variables_have_no_gradient():
             MALA()
 
 
+def test_mala_in_a_compound_step_with_a_discrete_variable():
+    # k is sampled by Metropolis; MALA's cached density must follow k's moves (k enters as a
+    # shared input), so the conditional law of x given k stays exact: x | k ~ N(k, 1).
+    with pm.Model():
+        k = pm.Categorical("k", p=[0.5, 0.5])
+        pm.Normal("x", mu=10.0 * k, sigma=1.0)
+        idata = pm.sample(
+            step=[MALA(), pm.Metropolis([k])],
+            draws=1000,
+            tune=300,
+            chains=1,
+            random_seed=4,
+            **SAMPLE,
+        )
+    x, k_draws = idata["posterior"]["x"].values, idata["posterior"]["k"].values
+    assert np.all(np.isfinite(x))
+    assert abs(z_score(x - 10.0 * k_draws, 0.0)) < 4
+
+
 def test_a_term_without_gradient_is_refused():
     class NoGradExp(pytensor.graph.Op):
         itypes, otypes = [pt.dscalar], [pt.dscalar]

@@ -70,11 +70,14 @@ def mala_log_accept_ratio(x, y, logp_x, logp_y, grad_x, grad_y, step_size, scali
     .. math:: \log \pi(y) - \log \pi(x) + \log q_h(y, x) - \log q_h(x, y)
 
     where :math:`q_h(a, b)` is the density of proposing ``b`` from ``a``. The last two terms
-    are the Hastings correction that ULA omits (Roberts & Tweedie 1996).
+    are the Hastings correction that ULA omits (Roberts & Tweedie 1996). Equal to
+    ``logp_y - logp_x + log_proposal_density(x, y, grad_y) - log_proposal_density(y, x, grad_x)``.
     """
-    forward = log_proposal_density(y, x, grad_x, step_size, scaling)
-    backward = log_proposal_density(x, y, grad_y, step_size, scaling)
-    return (logp_y - logp_x) + (backward - forward)
+    # both densities share the covariance 2hM, so only their quadratic forms differ
+    forward = y - x - step_size * scaling * grad_x
+    backward = x - y - step_size * scaling * grad_y
+    quad = np.dot(forward, forward / scaling) - np.dot(backward, backward / scaling)
+    return float(logp_y - logp_x + quad / (4.0 * step_size))
 
 
 # -- dual averaging of the step size (Nesterov 2009; Hoffman & Gelman 2014, Alg. 5) ------------

@@ -6,6 +6,7 @@ Both move by the h-form Langevin proposal
 compiled call. MALA adds the Metropolis-Hastings correction; ULA does not.
 """
 
+import math
 import warnings
 from dataclasses import field
 from typing import Any
@@ -110,6 +111,7 @@ class _Langevin(GradientSharedStep):
         )
         self._model = model
         self._fn = fn._pytensor_function
+        self._fn.trust_input = True  # inputs are always contiguous float64 vectors
         self.beta = beta
         self.Emax = float(Emax)
         x0 = DictToArrayBijection.map({v.name: initial_point[v.name] for v in vars}).data
@@ -124,13 +126,12 @@ class _Langevin(GradientSharedStep):
 
     # -- density ---------------------------------------------------------------------------------
     def _logp_grad(self, x):
-        with np.errstate(all="ignore"):
-            logp, grad = self._fn(x)
-        return float(logp), np.array(grad, dtype=np.float64)
+        logp, grad = self._fn(x)  # fresh output arrays on every call
+        return float(logp), grad
 
     @staticmethod
     def _finite(x, logp, grad) -> bool:
-        return bool(np.isfinite(logp) and np.all(np.isfinite(grad)) and np.all(np.isfinite(x)))
+        return bool(np.isfinite(logp) and np.isfinite(grad).all() and np.isfinite(x).all())
 
     def _current(self, q0: RaveledVars):
         """Log density and gradient at the chain's state, from the cache when it is valid.
@@ -153,14 +154,18 @@ class _Langevin(GradientSharedStep):
         return x, logp, grad
 
     def _propose(self, x, grad, step_size, scaling):
-        """Draw a Langevin proposal and evaluate it; ``finite`` says whether all is finite."""
+        """Draw a Langevin proposal and evaluate it; ``finite`` says whether all is finite.
+
+        Call inside ``np.errstate(over="ignore", invalid="ignore")``: a huge gradient may
+        overflow, and the result is then caught here as not finite.
+        """
         noise = self.rng.standard_normal(x.size)
-        with np.errstate(all="ignore"):
-            y = langevin_proposal(x, grad, step_size, scaling, noise)
-        if not np.all(np.isfinite(y)):
+        y = langevin_proposal(x, grad, step_size, scaling, noise)
+        if not np.isfinite(y).all():
             return y, -np.inf, np.full_like(y, np.nan), False
-        logp_y, grad_y = self._logp_grad(y)
-        return y, logp_y, grad_y, self._finite(y, logp_y, grad_y)
+        logp_y, grad_y = self._fn(y)
+        logp_y = float(logp_y)
+        return y, logp_y, grad_y, bool(np.isfinite(logp_y) and np.isfinite(grad_y).all())
 
     def _divergence_warning(self, message: str):
         """A ``warning`` stat for this draw; also a Python warning at a chain's first one."""
@@ -334,7 +339,8 @@ class ULA(_Langevin):
         x, logp, grad = self._current(q0)
         h = self._step_size_at(self.iteration)
         self.step_size = h
-        y, logp_y, grad_y, finite = self._propose(x, grad, h, self.scaling)
+        with np.errstate(over="ignore", invalid="ignore"):
+            y, logp_y, grad_y, finite = self._propose(x, grad, h, self.scaling)
         diverging = not finite or (logp - logp_y) > self.Emax
         warning = None
         if diverging:
@@ -384,6 +390,7 @@ class MALAState(StepMethodState):
     n_tune: int
     step_size: float
     scaling: np.ndarray
+    _scaling_range: tuple
     dual_average: Any
     moments: Any
     grad_moments: Any
@@ -406,7 +413,8 @@ class MALA(_Langevin):
     :math:`\min\{1, \pi(y) q_h(y, x) / (\pi(x) q_h(x, y))\}`, where :math:`q_h(a, \cdot) =
     N(a + hM\nabla\log\pi(a), 2hM)`; so it samples :math:`\pi \propto \text{prior} \times
     \text{likelihood}^\beta` exactly (Roberts & Tweedie 1996). One compiled log-density and
-    gradient call per draw.
+    gradient call per draw (two when other step methods sample some of the model's variables,
+    since the density at the current point must then be re-evaluated).
 
     Parameters
     ----------
@@ -450,7 +458,7 @@ class MALA(_Langevin):
     dual-averaged value. Every chain tunes from the same initial values.
 
     Stats, per draw: ``tune`` (bool); ``accept`` (acceptance probability of the proposal);
-    ``accepted`` (bool); ``step_size`` (the :math:`h` used); ``step_size_bar`` (the
+    ``accepted`` (1.0 or 0.0, float as in ``pm.Metropolis``); ``step_size`` (the :math:`h` used); ``step_size_bar`` (the
     dual-averaged step size, frozen after tuning); ``diverging`` (bool); ``divergences``
     (running count after tuning); ``model_logp`` (logprior + beta * loglik of the recorded
     state); ``scaling_min`` and ``scaling_max`` (extremes of :math:`M`'s diagonal), and
@@ -475,7 +483,7 @@ class MALA(_Langevin):
     stats_dtypes_shapes = {
         "tune": (bool, []),
         "accept": (np.float64, []),
-        "accepted": (bool, []),
+        "accepted": (np.float64, []),  # as pm.Metropolis, so compound steps can share it
         "step_size": (np.float64, []),
         "step_size_bar": (np.float64, []),
         "diverging": (bool, []),
@@ -542,6 +550,7 @@ class MALA(_Langevin):
         self.n_tune = int(n_tune)
         self.step_size = self._initial_step_size
         self.scaling = self._initial_scaling.copy()
+        self._scaling_range = (float(self.scaling.min()), float(self.scaling.max()))
         self.dual_average = dual_average_init(self.step_size, _SHRINK)
         self.moments = self.grad_moments = moments_init(self.n_params)
         self.windows = adaptation_windows(self.n_tune, _TERM_FRACTION) if self.adapt_scaling else []
@@ -565,17 +574,17 @@ class MALA(_Langevin):
     def astep(self, q0: RaveledVars):
         x, logp, grad = self._current(q0)
         h, m = self.step_size, self.scaling
-        y, logp_y, grad_y, finite = self._propose(x, grad, h, m)
-        log_u = np.log(self.rng.uniform())
-        log_alpha = -np.inf
-        if finite:
-            with np.errstate(all="ignore"):
+        log_alpha = -math.inf
+        with np.errstate(over="ignore", invalid="ignore"):
+            y, logp_y, grad_y, finite = self._propose(x, grad, h, m)
+            if finite:
                 log_alpha = mala_log_accept_ratio(x, y, logp, logp_y, grad, grad_y, h, m)
-            if np.isnan(log_alpha):
-                log_alpha = -np.inf
+                if log_alpha != log_alpha:  # NaN
+                    log_alpha = -math.inf
+        log_u = math.log(self.rng.uniform())
         diverging = not finite or log_alpha < -self.Emax
-        accept = float(np.exp(min(log_alpha, 0.0)))
-        accepted = bool(log_u < log_alpha)
+        accept = math.exp(min(log_alpha, 0.0))
+        accepted = log_u < log_alpha
         if accepted:
             x, logp, grad = y, logp_y, grad_y
         self._x, self._logp, self._grad = x, logp, grad
@@ -594,26 +603,27 @@ class MALA(_Langevin):
         stats = {
             "tune": self.tune,
             "accept": accept,
-            "accepted": accepted,
+            "accepted": float(accepted),
             "step_size": h,
-            "step_size_bar": float(np.exp(self.dual_average.log_step_bar))
+            "step_size_bar": math.exp(self.dual_average.log_step_bar)
             if self.adapt_step_size
             else h,
             "diverging": diverging,
             "divergences": self.divergences,
             "model_logp": logp,
-            "scaling_min": float(m.min()),
-            "scaling_max": float(m.max()),
+            "scaling_min": self._scaling_range[0],
+            "scaling_max": self._scaling_range[1],
             "warning": warning,
         }
-        return RaveledVars(x.copy(), q0.point_map_info), [stats]
+        # arrays are never changed in place, so the state can be handed out without a copy
+        return RaveledVars(x, q0.point_map_info), [stats]
 
     def _adapt(self, accept: float, x: np.ndarray, grad: np.ndarray):
         if self.adapt_step_size:
             self.dual_average = dual_average_update(
                 self.dual_average, accept, self.target_accept, *self._dual_average_args
             )
-            self.step_size = float(np.exp(self.dual_average.log_step))
+            self.step_size = math.exp(self.dual_average.log_step)
         if not self.windows:
             return
         start, end = self.windows[0]
@@ -622,6 +632,7 @@ class MALA(_Langevin):
             self.grad_moments = welford_update(self.grad_moments, grad)
         if self.iteration + 1 == end:
             self.scaling = diag_preconditioner(self.moments, self.grad_moments)
+            self._scaling_range = (float(self.scaling.min()), float(self.scaling.max()))
             self.moments = self.grad_moments = moments_init(self.n_params)
             self.windows = self.windows[1:]
             if self.adapt_step_size:  # restart from the averaged step, not the noisy iterate
