@@ -167,7 +167,9 @@ def test_stats_land_in_the_datatree_with_declared_dtypes(small_model, cls, kwarg
         assert np.all(np.isfinite(value.values))
 
 
-@pytest.mark.parametrize("cls, kwargs", [(ULA, {"step_size": 0.05}), (MALA, {})])
+@pytest.mark.parametrize(
+    "cls, kwargs", [(ULA, {"step_size": 0.05}), (MALA, {}), (MALA, {"steps_per_draw": 3})]
+)
 def test_sampling_state_restores_a_step_exactly(small_model, cls, kwargs):
     with small_model:
         step = cls(**kwargs, rng=np.random.default_rng(3))
@@ -207,6 +209,17 @@ def test_setup_chain_resets_tuning_and_stop_tuning_freezes_it(small_model):
     assert step.step_size == fresh[0]
     np.testing.assert_array_equal(step.scaling, fresh[1])
     assert step.windows == fresh[2] and step.iteration == 0 and step.tune
+
+
+def test_steps_per_draw_tunes_over_all_transitions(small_model):
+    with small_model:
+        step = MALA(steps_per_draw=4)
+    step.setup_chain(np.random.default_rng(0), tune=50, draws=10)
+    assert step.windows == adaptation_windows(200, 0.25)  # 50 draws x 4 transitions
+    point = small_model.initial_point()
+    point, stats_ = step.step(point)
+    assert step.iteration == 4
+    assert stats_[0]["accepted"] in (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
 def test_fixed_step_and_scaling_are_not_tuned(small_model):
@@ -305,6 +318,9 @@ def test_other_bad_arguments(small_model):
             ULA(step_size=0.1, scaling=[1.0, -2.0])
         with pytest.raises(ValueError, match="`target_accept`"):
             MALA(target_accept=1.0)
+        for bad in (0, 2.5, True):
+            with pytest.raises(ValueError, match="`steps_per_draw` must be a positive integer"):
+                MALA(steps_per_draw=bad)
 
 
 def test_discrete_variables_have_no_gradient():

@@ -399,6 +399,7 @@ class MALAState(StepMethodState):
     _logp: Any
     _grad: Any
     target_accept: float = field(metadata={"frozen": True})
+    steps_per_draw: int = field(metadata={"frozen": True})
     beta: float = field(metadata={"frozen": True})
 
 
@@ -442,6 +443,10 @@ class MALA(_Langevin):
     Emax : float, default 1000
         A proposal whose log acceptance ratio is below ``-Emax``, or whose state, log density
         or gradient is not finite, is rejected and counted as a divergence.
+    steps_per_draw : int, default 1
+        MALA transitions per recorded draw. PyMC's sampling loop costs tens of microseconds per
+        draw, as much as a MALA step on a small model; several steps per draw spread that cost
+        (the recorded chain is the MALA chain thinned by ``steps_per_draw``).
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's step methods.
 
@@ -457,10 +462,12 @@ class MALA(_Langevin):
     adapts the step size alone. Both are frozen when tuning ends, the step size at its
     dual-averaged value. Every chain tunes from the same initial values.
 
-    Stats, per draw: ``tune`` (bool); ``accept`` (acceptance probability of the proposal);
-    ``accepted`` (1.0 or 0.0, float as in ``pm.Metropolis``); ``step_size`` (the :math:`h` used); ``step_size_bar`` (the
-    dual-averaged step size, frozen after tuning); ``diverging`` (bool); ``divergences``
-    (running count after tuning); ``model_logp`` (logprior + beta * loglik of the recorded
+    Stats, per draw (averaged over its ``steps_per_draw`` transitions where that applies):
+    ``tune`` (bool); ``accept`` (acceptance probability of the proposal); ``accepted``
+    (fraction accepted, float as in ``pm.Metropolis``); ``step_size`` (the :math:`h` used
+    last); ``step_size_bar`` (the dual-averaged step size, frozen after tuning); ``diverging``
+    (bool, any transition diverged); ``divergences`` (running count of divergent transitions
+    after tuning); ``model_logp`` (logprior + beta * loglik of the recorded
     state); ``scaling_min`` and ``scaling_max`` (extremes of :math:`M`'s diagonal), and
     ``warning`` (a ``SamplerWarning`` on divergent draws; PyMC drops it from the DataTree unless
     ``keep_warning_stat=True``). PyMC reports divergences after tuning at the end of sampling.
@@ -509,12 +516,20 @@ class MALA(_Langevin):
         t0: float = 10.0,
         beta: float = 1.0,
         Emax: float = 1000.0,
+        steps_per_draw: int = 1,
         model=None,
         rng=None,
         initial_point=None,
         compile_kwargs: dict | None = None,
         blocked: bool = True,
     ):
+        if isinstance(steps_per_draw, bool) or not isinstance(steps_per_draw, int | np.integer):
+            raise ValueError(
+                f"`steps_per_draw` must be a positive integer, got {steps_per_draw!r}."
+            )
+        if steps_per_draw < 1:
+            raise ValueError(f"`steps_per_draw` must be a positive integer, got {steps_per_draw}.")
+        self.steps_per_draw = int(steps_per_draw)
         if step_size is not None:
             step_size = _positive_finite(
                 step_size, "step_size", "Pass h > 0, or leave it out to have it tuned."
@@ -553,7 +568,10 @@ class MALA(_Langevin):
         self._scaling_range = (float(self.scaling.min()), float(self.scaling.max()))
         self.dual_average = dual_average_init(self.step_size, _SHRINK)
         self.moments = self.grad_moments = moments_init(self.n_params)
-        self.windows = adaptation_windows(self.n_tune, _TERM_FRACTION) if self.adapt_scaling else []
+        n_tune_steps = self.n_tune * self.steps_per_draw
+        self.windows = (
+            adaptation_windows(n_tune_steps, _TERM_FRACTION) if self.adapt_scaling else []
+        )
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         super().setup_chain(rng, tune, draws)
@@ -573,37 +591,21 @@ class MALA(_Langevin):
     # -- the step --------------------------------------------------------------------------------
     def astep(self, q0: RaveledVars):
         x, logp, grad = self._current(q0)
-        h, m = self.step_size, self.scaling
-        log_alpha = -math.inf
-        with np.errstate(over="ignore", invalid="ignore"):
-            y, logp_y, grad_y, finite = self._propose(x, grad, h, m)
-            if finite:
-                log_alpha = mala_log_accept_ratio(x, y, logp, logp_y, grad, grad_y, h, m)
-                if log_alpha != log_alpha:  # NaN
-                    log_alpha = -math.inf
-        log_u = math.log(self.rng.uniform())
-        diverging = not finite or log_alpha < -self.Emax
-        accept = math.exp(min(log_alpha, 0.0))
-        accepted = log_u < log_alpha
-        if accepted:
-            x, logp, grad = y, logp_y, grad_y
+        accept_sum = accepted_sum = 0.0
+        diverging, warning = False, None
+        for _ in range(self.steps_per_draw):
+            h = self.step_size
+            x, logp, grad, accept, accepted, step_warning = self._mala_step(x, logp, grad)
+            accept_sum += accept
+            accepted_sum += accepted
+            if step_warning is not None:
+                diverging, warning = True, step_warning
         self._x, self._logp, self._grad = x, logp, grad
-
-        warning = None
-        if diverging:
-            warning = self._divergence_warning(
-                f"MALA diverged at iteration {self.iteration} (step_size={h:.4g}): the proposal "
-                f"had log density {logp_y:.4g} and log acceptance ratio {log_alpha:.4g}; it was "
-                "rejected. Many divergences mean the step size is too large for the curvature "
-                "somewhere: let it tune longer, raise `target_accept`, or reparameterise."
-            )
-        if self.tune:
-            self._adapt(accept, x, grad)
-        self.iteration += 1
+        n = self.steps_per_draw
         stats = {
             "tune": self.tune,
-            "accept": accept,
-            "accepted": float(accepted),
+            "accept": accept_sum / n,
+            "accepted": accepted_sum / n,
             "step_size": h,
             "step_size_bar": math.exp(self.dual_average.log_step_bar)
             if self.adapt_step_size
@@ -617,6 +619,34 @@ class MALA(_Langevin):
         }
         # arrays are never changed in place, so the state can be handed out without a copy
         return RaveledVars(x, q0.point_map_info), [stats]
+
+    def _mala_step(self, x, logp, grad):
+        """One MALA transition (and its tuning update) from ``x`` with known logp and grad."""
+        h, m = self.step_size, self.scaling
+        log_alpha = -math.inf
+        with np.errstate(over="ignore", invalid="ignore"):
+            y, logp_y, grad_y, finite = self._propose(x, grad, h, m)
+            if finite:
+                log_alpha = mala_log_accept_ratio(x, y, logp, logp_y, grad, grad_y, h, m)
+                if log_alpha != log_alpha:  # NaN
+                    log_alpha = -math.inf
+        log_u = math.log(self.rng.uniform())
+        accept = math.exp(min(log_alpha, 0.0))
+        accepted = log_u < log_alpha
+        if accepted:
+            x, logp, grad = y, logp_y, grad_y
+        warning = None
+        if not finite or log_alpha < -self.Emax:
+            warning = self._divergence_warning(
+                f"MALA diverged at iteration {self.iteration} (step_size={h:.4g}): the proposal "
+                f"had log density {logp_y:.4g} and log acceptance ratio {log_alpha:.4g}; it was "
+                "rejected. Many divergences mean the step size is too large for the curvature "
+                "somewhere: let it tune longer, raise `target_accept`, or reparameterise."
+            )
+        if self.tune:
+            self._adapt(accept, x, grad)
+        self.iteration += 1
+        return x, logp, grad, accept, accepted, warning
 
     def _adapt(self, accept: float, x: np.ndarray, grad: np.ndarray):
         if self.adapt_step_size:
