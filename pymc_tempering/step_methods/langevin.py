@@ -111,7 +111,9 @@ class _Langevin(GradientSharedStep):
         )
         self._model = model
         self._fn = fn._pytensor_function
-        self._fn.trust_input = True  # inputs are always contiguous float64 vectors
+        # our states are fresh contiguous float64 vectors: skip input validation when that is
+        # the compiled dtype (with floatX = float32, PyTensor keeps checking and casting)
+        self._fn.trust_input = fn.dtype == "float64"
         self.beta = beta
         self.Emax = float(Emax)
         x0 = DictToArrayBijection.map({v.name: initial_point[v.name] for v in vars}).data
