@@ -311,13 +311,15 @@ def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
     Notes
     -----
     Assumptions. The recorded draws of every rung are (after tuning) from its power posterior;
-    the ladder is fixed. The MCSE is that of the mean of the per-draw terms of
-    :func:`ti_draws`, with ArviZ's split-chain ESS: it accounts for autocorrelation along draws
-    and between rungs (swaps correlate them) and across chains, and, for the corrected rule,
-    linearises the variance term (delta method). It does not include the discretisation
-    error, which is reported separately: ``|trapezoid - corrected|`` estimates the trapezoid's
-    error and bounds the corrected rule's, which is typically far smaller. Both rules are
-    biased when :math:`E_\beta[\ell]` bends sharply between rungs; add rungs there.
+    the ladder is fixed; the prior (``model.varlogp``) is proper and normalised, and
+    :math:`\ell` is ExchangeMC's ``model.datalogp``, so Potentials count as likelihood terms.
+    The MCSE is that of the mean of the per-draw terms of :func:`ti_draws`, with ArviZ's
+    split-chain ESS: it accounts for autocorrelation along draws and between rungs (swaps
+    correlate them) and across chains, and, for the corrected rule, linearises the variance
+    term (delta method). It does not include the discretisation error, which is reported
+    separately: ``|trapezoid - corrected|`` estimates the trapezoid's error and bounds the
+    corrected rule's, which is typically far smaller. Both rules are biased when
+    :math:`E_\beta[\ell]` bends sharply between rungs; add rungs there.
 
     References
     ----------

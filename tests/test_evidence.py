@@ -109,7 +109,7 @@ def _exact_draws_dataset(x, betas, n_chains, n_draws, rng):
 def test_mcse_is_calibrated_on_exact_draws():
     """Over 150 seeds, |error| < 1.96 MCSE about 95% of the time, for both estimators."""
     x = targets.lecture_data()
-    betas = targets_ladder(64)
+    betas = targets_ladder(32)
     exact = targets.lecture_log_evidence(x)
     # TI's Monte Carlo target is the quadrature of the exact moments on this ladder
     _, ti_target = ev.ti_quadrature(betas, *targets.lecture_power_moments(x, 1.0, betas))
