@@ -12,6 +12,7 @@ import numpy as np
 import pytensor.tensor as pt
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.distributions.continuous import FlatRV, HalfFlatRV
+from pymc.distributions.shape_utils import change_dist_size
 from pymc.initial_point import make_initial_point_expression
 from pymc.logprob.utils import local_check_parameter_to_ninf_switch
 from pymc.pytensorf import compile, join_nonshared_inputs, make_shared_replacements, reseed_rngs
@@ -20,9 +21,11 @@ from pytensor.graph.basic import Constant
 from pytensor.graph.fg import FunctionGraph
 from pytensor.graph.replace import clone_replace, vectorize_graph
 from pytensor.graph.rewriting.basic import in2out
-from pytensor.graph.traversal import graph_inputs
+from pytensor.graph.traversal import ancestors, graph_inputs
 
 __all__ = ["TemperedDensity", "compile_tempered_density", "check_all_free_continuous"]
+
+PRIOR_BLOCK = 64  # prior draws per compiled call, where the prior allows batching
 
 
 def check_all_free_continuous(model, vars, sampler: str):
@@ -59,6 +62,7 @@ class TemperedDensity:
     point_map_info: tuple
     n_params: int
     batched_grad: object | None = None
+    prior_block: object | None = None
 
     def batch(self, x: np.ndarray):
         return self.batched(np.ascontiguousarray(x, dtype=np.float64))
@@ -79,6 +83,9 @@ class TemperedDensity:
     def sample_prior(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` independent prior draws as flat value-space vectors (seeded from ``rng``)."""
         reseed_rngs(self.prior_rngs, rng.integers(2**63))
+        if self.prior_block is not None:  # PRIOR_BLOCK draws per compiled call
+            blocks = [self.prior_block() for _ in range(-(-n // PRIOR_BLOCK))]
+            return np.concatenate(blocks)[:n].astype(np.float64)
         draws = [np.concatenate([np.ravel(v) for v in self.prior_draw()]) for _ in range(n)]
         return np.asarray(draws, dtype=np.float64).reshape(n, self.n_params)
 
@@ -147,9 +154,13 @@ def compile_tempered_density(
     n_params = int(DictToArrayBijection.map(point).data.size)
 
     prior_draw, prior_rngs = _compile_prior_draw(model, vars, compile_kwargs)
+    prior_block, block_rngs = _compile_prior_block(model, vars, n_params, compile_kwargs)
+    if prior_block is not None:
+        prior_rngs = block_rngs
     return TemperedDensity(
-        single, batched, prior_draw, prior_rngs, point_map_info, n_params, batched_grad
-    )
+        single, batched, prior_draw, prior_rngs, point_map_info, n_params, batched_grad,
+        prior_block,
+    )  # fmt: skip
 
 
 def _checks_to_switches(flat, outputs):
@@ -164,6 +175,40 @@ def _checks_to_switches(flat, outputs):
     fgraph = FunctionGraph([new_flat], cloned, clone=False)
     in2out(local_check_parameter_to_ninf_switch).rewrite(fgraph)
     return new_flat, fgraph.outputs
+
+
+def _compile_prior_block(model, vars, n_params, compile_kwargs):
+    """One compiled call that returns ``PRIOR_BLOCK`` prior draws as an (n, n_params) array.
+
+    Possible when no free variable's prior depends on another free variable: then each one can
+    be resized with a leading batch dimension and mapped to its value space independently.
+    Returns ``(None, [])`` otherwise, and the caller draws one point per call.
+    """
+    if improper_priors(model):
+        return None, []
+    free = set(model.free_RVs)
+    value_to_rv = {model.rvs_to_values[rv].name: rv for rv in model.free_RVs}
+    try:
+        outputs = []
+        for v in vars:
+            rv = value_to_rv[v.name]
+            if free & set(ancestors(rv.owner.inputs)):
+                return None, []
+            batched = change_dist_size(rv, (PRIOR_BLOCK,), expand=True)
+            transform = model.rvs_to_transforms.get(rv)
+            if transform is not None:
+                batched = transform.forward(batched, *batched.owner.inputs)
+            outputs.append(pt.reshape(batched, (PRIOR_BLOCK, -1)))
+        flat = pt.concatenate(outputs, axis=1) if len(outputs) > 1 else outputs[0]
+        kwargs = {k: v for k, v in compile_kwargs.items() if k != "on_unused_input"}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn, updates = compile([], flat, random_seed=False, return_updates=True, **kwargs)
+        if fn().shape != (PRIOR_BLOCK, n_params):
+            return None, []
+    except Exception:  # noqa: BLE001 - any failure means "draw one point per call"
+        return None, []
+    return fn, list(updates)
 
 
 def _compile_prior_draw(model, vars, compile_kwargs):

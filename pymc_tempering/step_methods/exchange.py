@@ -29,6 +29,7 @@ from pymc_tempering.ladder import (
     thermodynamic_length_ladder,
 )
 from pymc_tempering.step_methods._compile import (
+    PRIOR_BLOCK,
     check_all_free_continuous,
     compile_tempered_density,
     has_likelihood,
@@ -41,7 +42,6 @@ __all__ = ["ExchangeMC"]
 _BOTTOM, _TOP, _NONE = 0, 1, -1
 EXPLORERS = ("rwm", "mala")
 LADDER_OBJECTIVES = ("swap", "evidence")
-_PRIOR_BLOCK = 64
 MALA_TARGET_ACCEPT = 0.574
 
 
@@ -355,7 +355,7 @@ class ExchangeMC(ArrayStepShared):
     def _prior_draw(self):
         """One independent prior draw, from a buffer refilled in blocks (part of the state)."""
         if not len(self.prior_buffer):
-            self.prior_buffer = self.density.sample_prior(_PRIOR_BLOCK, self.rng)
+            self.prior_buffer = self.density.sample_prior(PRIOR_BLOCK, self.rng)
         draw, self.prior_buffer = self.prior_buffer[0], self.prior_buffer[1:]
         return draw
 
