@@ -11,6 +11,7 @@ import xarray as xr
 __all__ = [
     "tempering_dataset",
     "has_per_chain_ladders",
+    "one_chain",
     "require_one_ladder",
     "RUNG_STATS",
     "PAIR_STATS",
@@ -56,6 +57,8 @@ def tempering_dataset(data) -> xr.Dataset:
     >>> ds = pmt.tempering_dataset(idata)            # doctest: +SKIP
     >>> ds.rung_loglik.sel(rung=0).mean()            # doctest: +SKIP
     """
+    if isinstance(data, xr.Dataset) and "rung" in data.dims and "beta" in data.coords:
+        return data  # already relabelled
     stats = _sample_stats(data)
     if "rung_loglik" not in stats or "betas" not in stats:
         raise ValueError(
@@ -99,6 +102,19 @@ def tempering_dataset(data) -> xr.Dataset:
 def has_per_chain_ladders(ds: xr.Dataset) -> bool:
     """Whether each chain tuned its own ladder (``beta`` has a ``chain`` dim)."""
     return "chain" in ds["beta"].dims
+
+
+def one_chain(ds: xr.Dataset, chain: int) -> xr.Dataset:
+    """Chain number ``chain`` (positional) of a tempering Dataset, with a 1-D ladder."""
+    one = ds.isel(chain=[chain])
+    if has_per_chain_ladders(one):
+        one = one.assign_coords(
+            {
+                name: one[name].isel(chain=0, drop=True)
+                for name in ("beta", "beta_lower", "beta_upper")
+            }
+        )
+    return one
 
 
 def require_one_ladder(ds: xr.Dataset, function: str) -> np.ndarray:

@@ -18,7 +18,7 @@ import numpy as np
 import xarray as xr
 from arviz_stats.base import array_stats
 
-from pymc_tempering._trace import has_per_chain_ladders, tempering_dataset
+from pymc_tempering._trace import has_per_chain_ladders, one_chain, tempering_dataset
 from pymc_tempering.ladder import communication_barrier
 
 __all__ = [
@@ -41,14 +41,7 @@ def _per_chain(function, ds: xr.Dataset) -> xr.Dataset:
     """
     parts = []
     for c in range(ds.sizes["chain"]):
-        one = ds.isel(chain=[c])
-        one = one.assign_coords(
-            {
-                name: one[name].isel(chain=0, drop=True)
-                for name in ("beta", "beta_lower", "beta_upper")
-            }
-        )
-        part = function(one)
+        part = function(one_chain(ds, c))
         parts.append(part.squeeze("chain", drop=True) if "chain" in part.dims else part)
     return xr.concat(parts, dim="chain", data_vars="all", coords="different", join="outer",
                      compat="equals").assign_coords(chain=ds["chain"].values)  # fmt: skip

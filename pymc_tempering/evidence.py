@@ -32,7 +32,7 @@ from pymc.pytensorf import compile, join_nonshared_inputs
 from pytensor import tensor as pt
 from scipy.special import logsumexp
 
-from pymc_tempering._trace import tempering_dataset
+from pymc_tempering._trace import has_per_chain_ladders, one_chain, tempering_dataset
 from pymc_tempering.step_methods.exchange import ExchangeMC
 
 __all__ = [
@@ -198,12 +198,6 @@ def _mcse(ary):
 
 
 # --- reading traces ----------------------------------------------------------------------------
-def _rung_dataset(data) -> xr.Dataset:
-    if isinstance(data, xr.Dataset) and "rung_loglik" in data and "beta" in data.coords:
-        return data
-    return tempering_dataset(data)
-
-
 def _fingerprint(named_arrays: dict):
     digest = hashlib.sha1()
     for name in sorted(named_arrays):
@@ -274,7 +268,7 @@ def _trust_warnings(ds: xr.Dataset, ess_rung, ess_total, estimator: str):
 # --- public estimators -------------------------------------------------------------------------
 def _read(data):
     """Ladder, ``loglik`` (chain, draw, rung), per-rung ESS and the inputs' fingerprint."""
-    ds = _rung_dataset(data)
+    ds = tempering_dataset(data)
     loglik = ds["rung_loglik"].transpose("chain", "draw", "rung").values.astype(float)
     if not np.all(np.isfinite(loglik)):
         raise ValueError("rung_loglik holds non-finite values; the traces are unusable.")
@@ -335,7 +329,37 @@ def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
     """
     if method not in ("corrected", "trapezoid"):
         raise ValueError(f"`method` must be 'corrected' or 'trapezoid', got {method!r}.")
+    ds = tempering_dataset(data)
+    if has_per_chain_ladders(ds):
+        parts = [
+            thermodynamic_integration(one_chain(ds, c), method) for c in range(ds.sizes["chain"])
+        ]
+        return _combine_chains(parts, ds, data)
     return _thermodynamic_integration(_read(data), method)
+
+
+def _combine_chains(parts, ds, data) -> xr.Dataset:
+    """Pool per-chain estimates when each chain tuned its own ladder (``ladder="adaptive"``).
+
+    Chains are independent, so the pooled estimate is their mean, its MCSE
+    ``sqrt(sum mcse_c^2) / n_chains`` and its ESS the sum; per-rung quantities keep a
+    ``chain`` dim, since their ``beta`` differs by chain.
+    """
+    per_chain = xr.concat(
+        parts, dim="chain", data_vars="all", coords="different", join="outer", compat="equals"
+    ).assign_coords(chain=ds["chain"].values)
+    pooled = per_chain.copy()
+    pooled["log_marginal_likelihood"] = per_chain["log_marginal_likelihood"].mean("chain")
+    pooled["mcse"] = np.sqrt((per_chain["mcse"] ** 2).sum("chain")) / len(parts)
+    pooled["ess"] = per_chain["ess"].sum("chain")
+    if "discretisation_error" in per_chain:
+        pooled["discretisation_error"] = per_chain["discretisation_error"].mean("chain")
+    pooled.attrs = {
+        **parts[0].attrs,
+        "observed_data": _observed_fingerprint(data),
+        "per_chain_ladders": True,
+    }
+    return pooled
 
 
 def _thermodynamic_integration(read, method):
@@ -411,6 +435,10 @@ def stepping_stone(data) -> xr.Dataset:
     >>> res = pmt.stepping_stone(idata)                               # doctest: +SKIP
     >>> float(res.log_marginal_likelihood), float(res.mcse)           # doctest: +SKIP
     """
+    ds = tempering_dataset(data)
+    if has_per_chain_ladders(ds):
+        parts = [stepping_stone(one_chain(ds, c)) for c in range(ds.sizes["chain"])]
+        return _combine_chains(parts, ds, data)
     return _stepping_stone(_read(data))
 
 
@@ -556,7 +584,7 @@ def _evidence_of(name, item, estimator):
             item.attrs.get("observed_data"),
         )
     try:
-        ds = _rung_dataset(item)
+        ds = tempering_dataset(item)
     except ValueError:
         raise ValueError(
             f"Model {name!r} has no rung traces (sample_stats.rung_loglik), so its evidence "
