@@ -1,7 +1,8 @@
 """Known models with exact answers, for the evidence tests and benchmarks (and anyone else).
 
-Each builder returns a PyMC model with proper priors and the exact log marginal likelihood of
-its data, computed in closed form (or by 1-D quadrature for the singular model).
+Each builder returns a PyMC model with proper priors; the exact log marginal likelihoods come
+from :mod:`pymc_tempering.exact` (checked against brute-force integrals in test_exact.py) or are
+computed here in closed form.
 """
 
 from pathlib import Path
@@ -9,9 +10,17 @@ from pathlib import Path
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-import scipy.integrate
 from scipy import stats
-from scipy.special import betaln, gammaln
+from scipy.special import betaln
+
+from pymc_tempering.exact import RADIATA_PINE_PRIOR as RADIATA_PRIOR
+from pymc_tempering.exact import (
+    lecture_log_evidence,  # noqa: F401 - re-exported for the tests
+    read_radiata_pine,
+    singular_free_energy,  # noqa: F401
+    singular_free_energy_asymptotic,  # noqa: F401
+)
+from pymc_tempering.exact import radiata_pine_log_evidence as radiata_log_evidence  # noqa: F401
 
 # --- the seed lecture's model: x_i ~ N(mu, 1), mu ~ N(0, b^2) ----------------------------------
 
@@ -26,13 +35,6 @@ def lecture_model(x, b=1.0):
         mu = pm.Normal("mu", 0.0, b)
         pm.Normal("x", mu, 1.0, observed=x)
     return model
-
-
-def lecture_log_evidence(x, b=1.0):
-    """Exact log Z: marginally ``x ~ N(0, I + b^2 1 1^T)``."""
-    n = len(x)
-    cov = np.eye(n) + b**2 * np.ones((n, n))
-    return float(stats.multivariate_normal(np.zeros(n), cov).logpdf(x))
 
 
 def _lecture_power_posterior(x, b, betas):
@@ -122,52 +124,7 @@ def singular_model(n, d=2):
     return model
 
 
-def singular_free_energy(n):
-    """Exact ``F(n) = -log Z`` for d = 2 by 1-D quadrature.
-
-    Integrating ``w2`` out, ``E_w2[exp(-n w1^2 w2^2)] = (1 + 2 n w1^2)^(-1/2)``, so
-    ``Z = E_w1[(1 + 2 n w1^2)^(-1/2)]``, computed over ``u = sqrt(2 n) w1`` where the integrand
-    is smooth on the scale of 1.
-    """
-    scale = np.sqrt(2.0 * n)
-
-    def integrand(u):
-        return stats.norm.pdf(u / scale) / np.sqrt(1.0 + u * u)
-
-    pieces = [0.0, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6, 1e7]
-    pieces = [p for p in pieces if p < 40 * scale] + [40 * scale]
-    total = sum(
-        scipy.integrate.quad(integrand, lo, hi, limit=200, epsabs=0, epsrel=1e-12)[0]
-        for lo, hi in zip(pieces[:-1], pieces[1:], strict=True)
-    )
-    return float(-np.log(2.0 * total / scale))
-
-
-SINGULAR_CONSTANT_D2 = 4 * np.log(2) - np.euler_gamma
-
-
-def singular_free_energy_asymptotic(n, d=2, constant=SINGULAR_CONSTANT_D2):
-    """Nagata & Watanabe's eq. (4): ``F(n) = 1/2 log n - (d-1) log log n + (d-1)/2 log pi +
-    d/2 log 2 - log(1 + c / log n)``; ``c`` is their ``4 log 2 - gamma`` for d = 2 (pass
-    ``constant=0`` to drop the O(1/log n) term)."""
-    log_n = np.log(n)
-    return float(
-        0.5 * log_n
-        - (d - 1) * np.log(log_n)
-        + 0.5 * (d - 1) * np.log(np.pi)
-        + 0.5 * d * np.log(2.0)
-        - np.log1p(constant / log_n)
-    )
-
-
 # --- radiata pine (Williams 1959) under the conjugate Normal-Gamma prior --------------------------
-
-RADIATA_PRIOR = {
-    "mean": np.array([3000.0, 185.0]),
-    "precision": np.diag([0.06, 6.0]),  # Q0: (alpha, beta) | tau ~ N(mean, (tau Q0)^-1)
-    "shape": 3.0,  # tau ~ Gamma(shape, rate)
-    "rate": 2.0 * 300.0**2,
-}
 
 
 def radiata_pine_path():
@@ -178,35 +135,7 @@ def radiata_pine_path():
 
 def radiata_pine_data(path=None):
     """Columns ``y``, ``x``, ``z`` of the original table as a dict of arrays."""
-    path = radiata_pine_path() if path is None else Path(path)
-    table = np.genfromtxt(path, delimiter=",", names=True)
-    return {name: np.asarray(table[name], dtype=float) for name in ("y", "x", "z")}
-
-
-def radiata_log_evidence(y, covariate, prior=RADIATA_PRIOR):
-    """Exact log Z of ``y = a + b (c - mean c) + e``, ``e ~ N(0, 1/tau)``, Normal-Gamma prior.
-
-    With ``Qn = Q0 + X^T X``, ``mn = Qn^-1 (Q0 m0 + X^T y)``, ``an = a0 + n/2`` and
-    ``bn = b0 + (y^T y + m0^T Q0 m0 - mn^T Qn mn) / 2``:
-    ``log Z = -n/2 log 2 pi + 1/2 log(|Q0| / |Qn|) + a0 log b0 - an log bn + lgamma(an) -
-    lgamma(a0)``.
-    """
-    n = len(y)
-    X = np.column_stack([np.ones(n), covariate - covariate.mean()])
-    m0, q0, a0, b0 = prior["mean"], prior["precision"], prior["shape"], prior["rate"]
-    qn = q0 + X.T @ X
-    mn = np.linalg.solve(qn, q0 @ m0 + X.T @ y)
-    an = a0 + 0.5 * n
-    bn = b0 + 0.5 * (y @ y + m0 @ q0 @ m0 - mn @ qn @ mn)
-    logdet = np.linalg.slogdet(q0)[1] - np.linalg.slogdet(qn)[1]
-    return float(
-        -0.5 * n * np.log(2 * np.pi)
-        + 0.5 * logdet
-        + a0 * np.log(b0)
-        - an * np.log(bn)
-        + gammaln(an)
-        - gammaln(a0)
-    )
+    return read_radiata_pine(radiata_pine_path() if path is None else Path(path))
 
 
 def radiata_model(y, covariate, prior=RADIATA_PRIOR, noncentred=True):
