@@ -1,0 +1,87 @@
+"""Every example's --quick mode runs, and its numbers agree with the references it prints.
+
+Each example is imported from ``examples/`` and its ``main(["--quick", ...])`` called with the
+figures written to a temporary folder; ``main`` returns the numbers it printed.
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+PINE = EXAMPLES.parents[1] / "shared" / "data" / "radiata_pine.csv"
+
+
+def run_example(name, tmp_path, monkeypatch, *extra):
+    monkeypatch.syspath_prepend(str(EXAMPLES))  # story 1 reuses the demo's model
+    monkeypatch.setattr(sys, "argv", [name])
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main(["--quick", "--output", str(tmp_path), *extra])
+
+
+def test_demo(tmp_path, monkeypatch):
+    out = run_example("demo", tmp_path, monkeypatch, "--output", str(tmp_path / "demo.png"))
+    assert (tmp_path / "demo.png").is_file()
+    for label in ("ExchangeMC, TI", "ExchangeMC, SS"):
+        value, mcse = out["evidence"][label]
+        assert abs(value - out["exact"]) < 4 * mcse, (label, value, out["exact"], mcse)
+    assert abs(out["asymptotic"] - out["exact"]) < 1e-3
+    # exchanges move the recorded chain between the arms of H(w) = 0 far more often
+    assert out["mixing"]["ExchangeMC"][0] > 2 * out["mixing"]["pm.Metropolis"][0]
+
+
+def test_singular_learning(tmp_path, monkeypatch):
+    out = run_example("01_singular_learning", tmp_path, monkeypatch)
+    assert (tmp_path / "01_clouds.png").is_file() and (tmp_path / "01_error_rate.png").is_file()
+    for grid in ("by_k", "by_n", "by_d"):
+        median = out[grid]["ExchangeMC"][0]
+        assert np.all(np.abs(median) < 0.05), (grid, median)
+
+
+def test_sgld(tmp_path, monkeypatch):
+    out = run_example("02_sgld", tmp_path, monkeypatch)
+    assert (tmp_path / "02_sgld_noise.png").is_file()
+    lr = out["logistic"]
+    assert abs(lr["acc_sgld"] - lr["acc_nuts"]) < 0.1
+    assert np.all(np.abs(lr["z"]) < 3), lr["z"]  # SGLD means within 3 posterior sds of NUTS
+
+
+def test_langevin_rejection(tmp_path, monkeypatch):
+    out = run_example("03_langevin_rejection", tmp_path, monkeypatch)
+    assert out["cauchy"]["divergences"] == 0
+    assert out["quartic_ula"]["blown"] == 15  # every ULA path on exp(-x^4) blows up
+    for est, err, exact in out["quartic_mala"]["moments"].values():
+        assert abs(est - exact) < 4 * err, (est, err, exact)
+
+
+def test_bayesian_perceptron(tmp_path, monkeypatch):
+    out = run_example("04_bayesian_perceptron", tmp_path, monkeypatch)
+    maps, losses = out["maps"], out["losses"]
+    for name in ("ExchangeMC", "pm.Metropolis (σ = 0.1)"):
+        assert np.max(np.abs(maps[name] - maps["NUTS"])) < 0.15, name
+    assert losses["NUTS"] < losses["MAP plug-in"] < losses["ML plug-in"]
+
+
+def test_empirical_bayes(tmp_path, monkeypatch):
+    out = run_example("05_empirical_bayes", tmp_path, monkeypatch)
+    for row in out["rows"]:
+        assert abs(row["TI"] - row["exact"]) < 4 * row["TI mcse"], row
+        assert row["Laplace"] == pytest.approx(row["exact"], abs=1e-5)  # Gaussian: exact
+    assert len({round(row["BIC"], 9) for row in out["rows"]}) == 1  # BIC ignores b
+
+
+@pytest.mark.skipif(not PINE.is_file(), reason="../shared/data/radiata_pine.csv is not there")
+def test_model_selection(tmp_path, monkeypatch):
+    out = run_example("06_model_selection", tmp_path, monkeypatch)
+    table = out["table"]
+    for model, row in table.iterrows():
+        for key in ("TI", "SS"):
+            assert abs(row[key] - row["exact"]) < 4 * row[f"{key} mcse"], (model, key)
+    assert out["ranking"].index[0] == "M2: resin-adjusted density"
+    bf = out["ranking"].loc["M1: density"]
+    assert abs(bf.log_bayes_factor - out["exact_bf"]) < 4 * bf.log_bayes_factor_mcse
