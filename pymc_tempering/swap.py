@@ -20,8 +20,11 @@ def log_swap_ratio(betas, loglik, lower) -> np.ndarray:
     betas = np.asarray(betas, dtype=float)
     loglik = np.asarray(loglik, dtype=float)
     lower = np.asarray(lower, dtype=int)
+    gap = loglik[lower] - loglik[lower + 1]
+    if np.isfinite(gap).all():
+        return (betas[lower + 1] - betas[lower]) * gap
     with np.errstate(invalid="ignore"):
-        log_r = (betas[lower + 1] - betas[lower]) * (loglik[lower] - loglik[lower + 1])
+        log_r = (betas[lower + 1] - betas[lower]) * gap
     # -inf - -inf is nan: two replicas with zero likelihood swap freely at no cost
     return np.where(np.isnan(log_r), -np.inf, log_r)
 
@@ -52,9 +55,9 @@ def propose_swaps(betas, loglik, lower, rng: np.random.Generator):
     accepted pairs trade places; ``accept_prob`` and ``accepted`` are per proposed pair.
     """
     log_r = log_swap_ratio(betas, loglik, lower)
-    accept_prob = np.exp(np.minimum(log_r, 0.0))
-    accepted = np.log(rng.uniform(size=len(lower))) < log_r
+    accepted = np.log(rng.random(len(lower))) < log_r
     order = np.arange(len(loglik))
     up = lower[accepted]
-    order[up], order[up + 1] = up + 1, up
-    return order, accept_prob, accepted
+    order[up] += 1
+    order[up + 1] -= 1
+    return order, np.exp(np.minimum(log_r, 0.0)), accepted

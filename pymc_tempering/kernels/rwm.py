@@ -24,18 +24,20 @@ def metropolis_accept(x, logprior, loglik, proposal, prop_logprior, prop_loglik,
     ``log_q_ratio`` is ``log q(x | x') - log q(x' | x)`` per rung (0 for symmetric proposals).
     Rows flagged in ``exact_rows`` hold independent draws from their own rung's target (the
     prior at ``beta = 0``) and are accepted whenever their density is finite. Proposals with a
-    non-finite log prior or log-likelihood are always rejected.
-
-    Returns ``x, logprior, loglik, accept_prob, accepted``.
+    non-finite log prior, log-likelihood or ratio are always rejected. The current state must
+    be finite. Returns new arrays ``x, logprior, loglik, accept_prob, accepted``.
     """
-    finite = np.isfinite(prop_logprior) & np.isfinite(prop_loglik)
-    with np.errstate(invalid="ignore", over="ignore"):
-        log_alpha = (prop_logprior - logprior) + betas * (prop_loglik - loglik) + log_q_ratio
+    finite = np.isfinite(prop_logprior + prop_loglik)
+    if not finite.all():  # substitute before the arithmetic so that 0 * inf never happens
+        prop_logprior = np.where(finite, prop_logprior, logprior)
+        prop_loglik = np.where(finite, prop_loglik, loglik)
+    log_alpha = (prop_logprior - logprior) + betas * (prop_loglik - loglik) + log_q_ratio
     if exact_rows is not None:
-        log_alpha = np.where(exact_rows, 0.0, log_alpha)
-    log_alpha = np.where(finite & ~np.isnan(log_alpha), log_alpha, -np.inf)
-    accepted = np.log(rng.uniform(size=len(betas))) < log_alpha
-    x = np.where(accepted[:, None], proposal, x)
+        log_alpha[exact_rows] = 0.0
+    log_alpha[~(finite & np.isfinite(log_alpha))] = -np.inf
+    accepted = np.log(rng.random(len(betas))) < log_alpha
+    x = x.copy()
+    x[accepted] = proposal[accepted]
     logprior = np.where(accepted, prop_logprior, logprior)
     loglik = np.where(accepted, prop_loglik, loglik)
     return x, logprior, loglik, np.exp(np.minimum(log_alpha, 0.0)), accepted

@@ -1,5 +1,6 @@
 """ExchangeMC: replica-exchange (parallel tempering) Metropolis as a PyMC step method."""
 
+import math
 from dataclasses import field
 from typing import Any
 
@@ -382,9 +383,7 @@ class ExchangeMC(ArrayStepShared):
         n_rungs = self.betas.size
         accept_sum = np.zeros(n_rungs)
         accepted_sum = np.zeros(n_rungs)
-        swap_prob_sum = np.zeros(n_rungs - 1)
-        swap_acc_sum = np.zeros(n_rungs - 1)
-        swap_n = np.zeros(n_rungs - 1)
+        swaps = np.zeros((3, n_rungs - 1))  # acceptance probability, accepted, attempts
 
         for _ in range(self.sweeps_per_draw):
             x, lp, ll, acc_prob, acc = self._explore()
@@ -392,13 +391,15 @@ class ExchangeMC(ArrayStepShared):
             accepted_sum += acc
             lower = swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng)
             order, swap_prob, swapped = propose_swaps(self.betas, ll, lower, self.rng)
-            self.replicas, self.logprior, self.loglik = x[order], lp[order], ll[order]
-            self.rung_replica = self.rung_replica[order]
-            if self.explorer == "mala":
-                self.grad_prior, self.grad_lik = self.grad_prior[order], self.grad_lik[order]
-            swap_prob_sum[lower] += swap_prob
-            swap_acc_sum[lower] += swapped
-            swap_n[lower] += 1
+            if swapped.any():
+                x, lp, ll = x[order], lp[order], ll[order]
+                self.rung_replica = self.rung_replica[order]
+                if self.explorer == "mala":
+                    self.grad_prior, self.grad_lik = self.grad_prior[order], self.grad_lik[order]
+            self.replicas, self.logprior, self.loglik = x, lp, ll
+            swaps[0, lower] += swap_prob
+            swaps[1, lower] += swapped
+            swaps[2, lower] += 1
             self.swap_sum += swap_prob.sum()
             self.swap_count += swap_prob.size
             self._track_round_trips()
@@ -407,23 +408,24 @@ class ExchangeMC(ArrayStepShared):
             self.sweep += 1
 
         n = self.sweeps_per_draw
-        with np.errstate(invalid="ignore", divide="ignore"):
-            swap_accept = swap_prob_sum / swap_n
-            swap_accepted = swap_acc_sum / swap_n
+        attempted = swaps[2] > 0
+        swap_rates = np.full((2, n_rungs - 1), np.nan)
+        np.divide(swaps[:2], swaps[2], out=swap_rates, where=attempted)
+        # the per-rung arrays below are rebuilt every sweep, never changed in place: no copies
         stats = {
             "tune": self.tune,
             "accept": accept_sum[-1] / n,
             "accepted": accepted_sum[-1] / n,
-            "scaling": float(np.exp(self.log_scaling[-1])),
+            "scaling": math.exp(self.log_scaling[-1]),
             "swap_rate": self.swap_sum / max(self.swap_count, 1),
             "round_trips": self.round_trips,
-            "betas": self.betas.copy(),
-            "rung_loglik": self.loglik.copy(),
+            "betas": self.betas,
+            "rung_loglik": self.loglik,
             "rung_accept": accept_sum / n,
             "rung_scaling": self._rung_scaling(),
-            "rung_replica": self.rung_replica.copy(),
-            "swap_accept": swap_accept,
-            "swap_accepted": swap_accepted,
+            "rung_replica": self.rung_replica,
+            "swap_accept": swap_rates[0],
+            "swap_accepted": swap_rates[1],
         }
         return RaveledVars(self.replicas[-1].copy(), q0.point_map_info), [stats]
 
