@@ -67,7 +67,7 @@ def tempering_dataset(data) -> xr.Dataset:
             "pmt.marginal_likelihood(model) which does it for you."
         )
     betas_trace = np.asarray(stats["betas"].values, dtype=float)  # (chain, draw, rung)
-    if not np.allclose(betas_trace, betas_trace[:, :1]):
+    if not np.allclose(betas_trace, betas_trace[:, :1], equal_nan=True):
         raise ValueError(
             "The ladder changes between recorded draws of a chain; pass only post-tuning "
             "draws (pm.sample's default discard_tuned_samples=True)."
@@ -88,7 +88,11 @@ def tempering_dataset(data) -> xr.Dataset:
         if name in stats:
             data_vars[name] = (("chain", "draw", "rung_pair"), stats[name].values)
     ds = xr.Dataset(data_vars, coords=coords)
-    if np.allclose(chain_betas, chain_betas[0]):
+    used = ~np.all(np.isnan(chain_betas), axis=0)  # rungs padded away in every chain
+    if not used.all():
+        chain_betas = chain_betas[:, used]
+        ds = ds.isel(rung=np.flatnonzero(used), rung_pair=np.flatnonzero(used[1:]))
+    if np.allclose(chain_betas, chain_betas[0], equal_nan=True):
         betas, dims, pair_dims = chain_betas[0], "rung", "rung_pair"
     else:  # an adaptive ladder tuned separately in each chain
         betas, dims, pair_dims = chain_betas, ("chain", "rung"), ("chain", "rung_pair")
@@ -114,6 +118,8 @@ def one_chain(ds: xr.Dataset, chain: int) -> xr.Dataset:
                 for name in ("beta", "beta_lower", "beta_upper")
             }
         )
+        used = np.isfinite(one["beta"].values)  # drop the rungs this chain padded away
+        one = one.isel(rung=np.flatnonzero(used), rung_pair=np.flatnonzero(used[1:]))
     return one
 
 

@@ -216,3 +216,24 @@ def test_per_chain_adaptive_ladders_give_one_pooled_evidence():
     assert summary["global_barrier"].dims == ("chain",)
     with pytest.raises(ValueError, match="one ladder"):
         pmt.plot_swap_rates(idata)
+
+
+def test_tuning_can_shrink_the_number_of_rungs():
+    """adapt_n_rungs: each chain settles on the barrier's suggestion; padded stats keep the
+    DataTree rectangular even when chains settle on different counts."""
+    with bimodal_model():
+        idata = pm.sample(
+            draws=1000, tune=3000, chains=2, cores=1, random_seed=3,
+            step=pmt.ExchangeMC(n_rungs=32, ladder="adaptive", adapt_n_rungs=True),
+            **SAMPLE_KWARGS,
+        )  # fmt: skip
+    ds = pmt.tempering_dataset(idata)
+    n_used = np.isfinite(np.atleast_2d(ds["beta"].values)).sum(axis=-1)
+    assert (n_used < 16).all() and (n_used >= 3).all(), n_used
+    barrier = pmt.global_barrier(idata)
+    assert np.all(np.abs(n_used - np.atleast_1d(barrier["suggested_n_rungs"].values)) <= 1)
+    ok, info = mode_weight_check(idata)
+    assert ok, info
+    with pytest.raises(ValueError, match="adapt_n_rungs"):
+        with bimodal_model():
+            pmt.ExchangeMC(adapt_n_rungs=True)

@@ -76,6 +76,14 @@ class ExchangeMCState(StepMethodState):
     swap_scheme: str = field(metadata={"frozen": True})
 
 
+def _pad(values, length):
+    """``values`` padded to ``length`` with NaN (-1 for integer replica ids)."""
+    fill = -1 if values.dtype.kind == "i" else np.nan
+    out = np.full(length, fill, dtype=values.dtype)
+    out[: values.size] = values
+    return out
+
+
 class ExchangeMC(ArrayStepShared):
     r"""Replica-exchange Monte Carlo (parallel tempering) with random-walk Metropolis rungs.
 
@@ -106,6 +114,11 @@ class ExchangeMC(ArrayStepShared):
         What the adaptive ladder equalises between neighbours: the swap rejection rate (best
         round trips), or ``Delta beta * sd_beta[loglik]`` (equal thermodynamic length, which
         minimises the stepping-stone variance for a given number of rungs).
+    adapt_n_rungs : bool, default False
+        With ``ladder="adaptive"``, also let tuning grow or shrink the number of rungs: after
+        each round the ladder gets the number of rungs that the measured barrier suggests
+        (``diagnostics.suggested_n_rungs``, at least 3). New rungs start from a copy of the
+        replica on the nearest old rung. The recorded draws all use the final ladder.
     swap_scheme : {"deo", "seo", "random"}, default "deo"
         ``"deo"``: the seed paper's deterministic even/odd pairs (non-reversible PT);
         ``"seo"``: even or odd pairs chosen at random (reversible PT); ``"random"``: one random
@@ -195,6 +208,7 @@ class ExchangeMC(ArrayStepShared):
         n_rungs: int | None = None,
         ladder: str = "geometric",
         ladder_objective: str = "swap",
+        adapt_n_rungs: bool = False,
         swap_scheme: str = "deo",
         explorer: str = "rwm",
         prior_rung: bool | None = None,
@@ -222,6 +236,15 @@ class ExchangeMC(ArrayStepShared):
 
         self.betas = make_ladder(betas, n_rungs, ladder)
         self.adaptive_ladder = ladder == "adaptive" and betas is None
+        if adapt_n_rungs and not self.adaptive_ladder:
+            raise ValueError(
+                "`adapt_n_rungs=True` needs ladder='adaptive' (and no `betas=`): the number of "
+                "rungs is chosen from the barrier that the adaptive rounds measure."
+            )
+        self.adapt_n_rungs = bool(adapt_n_rungs)
+        # per-rung stats keep one length for every chain: padded up to max_rungs when the
+        # number of rungs is tuned, since chains tune separately and may settle differently
+        self.max_rungs = max(2 * self.betas.size, 64) if self.adapt_n_rungs else self.betas.size
         improper = improper_priors(model)
         if self.betas[0] == 0 and improper:
             raise ValueError(
@@ -385,7 +408,13 @@ class ExchangeMC(ArrayStepShared):
         accepted_sum = np.zeros(n_rungs)
         swaps = np.zeros((3, n_rungs - 1))  # acceptance probability, accepted, attempts
 
+        n = 0
         for _ in range(self.sweeps_per_draw):
+            if self.betas.size != n_rungs:  # tuning resized the ladder during this draw
+                n_rungs, n = self.betas.size, 0
+                accept_sum, accepted_sum = np.zeros(n_rungs), np.zeros(n_rungs)
+                swaps = np.zeros((3, n_rungs - 1))
+            n += 1
             x, lp, ll, acc_prob, acc = self._explore()
             accept_sum += acc_prob
             accepted_sum += acc
@@ -407,7 +436,6 @@ class ExchangeMC(ArrayStepShared):
                 self._adapt(acc_prob, lower, swap_prob)
             self.sweep += 1
 
-        n = self.sweeps_per_draw
         attempted = swaps[2] > 0
         swap_rates = np.full((2, n_rungs - 1), np.nan)
         np.divide(swaps[:2], swaps[2], out=swap_rates, where=attempted)
@@ -427,6 +455,11 @@ class ExchangeMC(ArrayStepShared):
             "swap_accept": swap_rates[0],
             "swap_accepted": swap_rates[1],
         }
+        if self.adapt_n_rungs:
+            for name in ("betas", "rung_loglik", "rung_accept", "rung_scaling", "rung_replica"):
+                stats[name] = _pad(stats[name], self.max_rungs)
+            for name in ("swap_accept", "swap_accepted"):
+                stats[name] = _pad(stats[name], self.max_rungs - 1)
         return RaveledVars(self.replicas[-1].copy(), q0.point_map_info), [stats]
 
     def _rung_scaling(self):
@@ -478,11 +511,18 @@ class ExchangeMC(ArrayStepShared):
         rejection = rnd["rejection"] / np.maximum(rnd["count"], 1)
         self.barrier = float(communication_barrier(self.betas, rejection)[-1])
         self.n_rungs_suggested = suggested_n_rungs(self.barrier)
+        n_new = None
+        if self.adapt_n_rungs:
+            n_new = int(np.clip(self.n_rungs_suggested, 3, self.max_rungs))
+        old_betas = self.betas
         if self.ladder_objective == "evidence":
             sd = np.sqrt(rnd["ll"].variance())
-            self.betas = thermodynamic_length_ladder(self.betas, sd)
+            self.betas = thermodynamic_length_ladder(old_betas, sd, n_new)
         else:
-            self.betas = equal_rejection_ladder(self.betas, rejection)
+            self.betas = equal_rejection_ladder(old_betas, rejection, n_new)
+        if self.betas.size != old_betas.size:
+            self._resize_rungs(old_betas)
+            rnd = self.ladder_round
         rnd["length"] *= 2
         rnd["end"] += rnd["length"]
         if rnd["end"] > 0.8 * self.tune_sweeps:
@@ -490,6 +530,24 @@ class ExchangeMC(ArrayStepShared):
         rnd["rejection"][:] = 0
         rnd["count"][:] = 0
         rnd["ll"].reset()
+
+    def _resize_rungs(self, old_betas):
+        """Give every new rung the state and tuning of the nearest old rung (in beta)."""
+        n_rungs = self.betas.size
+        nearest = np.abs(self.betas[:, None] - old_betas[None, :]).argmin(axis=1)
+        nearest[0], nearest[-1] = 0, old_betas.size - 1
+        self.replicas = self.replicas[nearest].copy()
+        self.logprior, self.loglik = self.logprior[nearest], self.loglik[nearest]
+        if self.explorer == "mala":
+            self.grad_prior, self.grad_lik = self.grad_prior[nearest], self.grad_lik[nearest]
+        self.log_scaling = self.log_scaling[nearest].copy()
+        self.param_scale = self.param_scale[nearest].copy()
+        self.moments = RunningMoments((n_rungs, self.density.n_params))
+        self.rung_replica = np.arange(n_rungs)
+        self.last_end = np.full(n_rungs, _NONE)
+        rnd = self.ladder_round
+        rnd["rejection"], rnd["count"] = np.zeros(n_rungs - 1), np.zeros(n_rungs - 1)
+        rnd["ll"] = RunningMoments((n_rungs,))
 
     # -- PyMC integration ------------------------------------------------------------------------
     @staticmethod
