@@ -87,6 +87,14 @@ def round_trip_table(draws, tune, seeds, n_rungs):
         for prior_rung in (False, True):
             ratio = rates["adaptive", prior_rung] / max(rates["geometric", prior_rung], 1e-9)
             print(f"{'':<26}adaptive / geometric (prior rung {prior_rung}): {ratio:.2f}x")
+        trips, sizes = [], []
+        for seed in seeds:
+            idata, step, _ = run(build(), draws, tune, seed, n_rungs=n_rungs,
+                                       ladder="adaptive", adapt_n_rungs=True)  # fmt: skip
+            trips.append(idata.sample_stats.round_trips.values[0, -1] / draws * 1000)
+            sizes.append(step.betas.size)
+        print(f"{label:<26}{'adaptive, adapt_n_rungs':<24}{np.mean(trips):>11.1f}"
+              f"   (settled on {sizes} rungs)")  # fmt: skip
         if "barrier" in dir(step):
             print(f"{'':<26}barrier Lambda = {step.barrier:.2f}, suggested rungs "
                   f"{step.n_rungs_suggested}")  # fmt: skip
