@@ -2,10 +2,11 @@
 
 1. The paper's sec. 5.1 tied-means mixture: theta1 ~ N(0, 10), theta2 ~ N(0, 1),
    x_i ~ 0.5 N(theta1, 2) + 0.5 N(theta1 + theta2, 2), 100 points from theta = (0, 1), whose
-   posterior has two modes (near (0, 1) and (1, -1)). SGLD with minibatches of one point and
-   step sizes from 0.01 down to 0.0001 (gamma = 0.55), against a grid reference of the
-   posterior (exact up to the grid): mode probabilities, means and sds, step-size weighted
-   (the paper's eq. 11).
+   posterior lies along a ridge joining (0, 1) and (1, -1) (the labels swap), two separate
+   modes for some data sets, one long ridge for others (as for this seed). SGLD with
+   minibatches of one point and step sizes from 0.01 down to 0.0001 (gamma = 0.55), against
+   a grid reference of the posterior (exact up to the grid): mode probabilities, means and
+   sds, step-size weighted (the paper's eq. 11).
 2. The two-phase noise plot (the paper's Figure 2): injected noise variance against the
    stochastic-gradient noise variance, and the sampling threshold alpha of eq. (10).
 3. Logistic regression on real data with a Laplace prior of scale 1 and minibatches of 10 (the
