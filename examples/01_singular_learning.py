@@ -19,8 +19,9 @@ which the first half is burn-in (tuning) and the last half is used:
   the axes of the cross H(w) = 0 far better than the paper's joint proposal.
 
 F_hat is the paper's stepping-stone estimate (sec. 4.1); thermodynamic integration is printed
-too. Full mode uses fewer trials than the paper's 20 (4 for the PyMC samplers, 20 for the NumPy
-Metropolis) and K up to 10,000 instead of 10^5, to stay within about eight minutes on 2 cores.
+too. Full mode uses fewer trials than the paper's 20 for the PyMC samplers (10 for ExchangeMC,
+4 for pm.Metropolis; 20 for the NumPy Metropolis) and K up to 10,000 instead of 10^5, to stay
+within a few minutes on 2 cores.
 
 Run: ``python examples/01_singular_learning.py [--quick]``.
 """
@@ -190,11 +191,11 @@ def main(argv=None):
 
     if args.quick:
         k_grid, n_grid, d_grid = [1000], [1e3], [3]
-        k_fixed, cloud_k, pm_trials, np_trials = 1000, 1000, 2, 4
+        k_fixed, cloud_k, ex_trials, pm_trials, np_trials = 1000, 1000, 2, 2, 4
     else:
         k_grid, n_grid, d_grid = [1000, 3000, 10_000], [1e2, 1e3, 1e4, 1e5], [2, 3, 4, 6]
-        k_fixed, cloud_k, pm_trials, np_trials = 4000, 10_000, 4, 20
-    trials = {"ExchangeMC": pm_trials, "paper's Metropolis": np_trials, "pm.Metropolis": pm_trials}
+        k_fixed, cloud_k, ex_trials, pm_trials, np_trials = 4000, 10_000, 10, 4, 20
+    trials = {"ExchangeMC": ex_trials, "paper's Metropolis": np_trials, "pm.Metropolis": pm_trials}
 
     print("Exact references (pymc_tempering.exact):")
     for n in n_grid:
