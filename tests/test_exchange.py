@@ -322,3 +322,21 @@ def test_non_finite_start_point_names_the_variable():
                 initvals={"mu": np.nan},
                 **SAMPLE_KWARGS,
             )
+
+
+def test_models_with_data_containers_and_coords():
+    """pm.Data and dims make shared variables in the logp graph; set_data must take effect."""
+    with pm.Model(coords={"c": [0, 1]}) as model:
+        b = pm.Data("b", 1.0)
+        pm.Normal("u", 0, b, dims="c")
+        pm.Normal("y", model["u"].sum(), 10, observed=[0.0])
+        pm.set_data({"b": 0.1})
+        idata = pm.sample(
+            draws=1000, tune=500, chains=2, cores=1, random_seed=1,
+            step=pmt.ExchangeMC(n_rungs=4, explorer="mala"), **SAMPLE_KWARGS,
+        )  # fmt: skip
+    u = idata.posterior["u"]
+    assert u.dims == ("chain", "draw", "c")
+    # posterior sd of each u is ~0.1 (prior 0.1, likelihood sd 10 barely informative)
+    sd = float(u.std())
+    assert abs(sd - 0.0999) < 4 * float(az.mcse(u.isel(c=0), method="sd")), sd

@@ -172,7 +172,10 @@ def _checks_to_switches(flat, outputs):
     """
     new_flat = flat.type(name="point")
     cloned = clone_replace(outputs, {flat: new_flat})
-    fgraph = FunctionGraph([new_flat], cloned, clone=False)
+    # every root of the graph is an input here: pm.Data, coords' dim lengths and the like are
+    # shared variables the checks may read
+    inputs = [v for v in graph_inputs(cloned) if not isinstance(v, Constant)]
+    fgraph = FunctionGraph(inputs, cloned, clone=False)
     in2out(local_check_parameter_to_ninf_switch).rewrite(fgraph)
     return new_flat, fgraph.outputs
 
