@@ -340,3 +340,45 @@ def test_models_with_data_containers_and_coords():
     # posterior sd of each u is ~0.1 (prior 0.1, likelihood sd 10 barely informative)
     sd = float(u.std())
     assert abs(sd - 0.0999) < 4 * float(az.mcse(u.isel(c=0), method="sd")), sd
+
+
+@pytest.mark.parametrize("scale", [0.3, 30.0, 300.0])
+def test_batched_density_equals_per_point_density(scale):
+    """The batched graph gets extra exact rewrites (one softplus per Bernoulli observation, no
+    tautological sigmoid bound check); it must agree with the per-point graph, also where the
+    logits are huge and a naive log(1 - sigmoid) would give -inf."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = rng.binomial(1, 0.5, size=200)
+    with pm.Model():
+        w = pm.Normal("w", 0, 1, shape=3)
+        pm.Bernoulli("y", logit_p=pm.math.dot(X, w), observed=y)
+        step = pmt.ExchangeMC(n_rungs=4)
+    x = rng.normal(size=(16, 3)) * scale
+    logprior, loglik = step.density.batch(x)
+    single = np.array([step.density(xi) for xi in x])
+    assert np.isfinite(loglik).all()
+    np.testing.assert_allclose(logprior, single[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(loglik, single[:, 1], rtol=1e-12)
+    assert _scalar_op_counts(step.density.batched) == {"Softplus": 1, "Sigmoid": 0}
+
+
+def _scalar_op_counts(fn):
+    """How many Softplus and Sigmoid scalar ops the compiled function evaluates per element,
+    looking inside fused elementwise graphs and composites."""
+    from pytensor.scalar.math import Sigmoid, Softplus
+
+    counts = {"Softplus": 0, "Sigmoid": 0}
+
+    def walk(nodes):
+        for node in nodes:
+            op = getattr(node.op, "scalar_op", node.op)
+            counts["Softplus"] += isinstance(op, Softplus)
+            counts["Sigmoid"] += isinstance(op, Sigmoid)
+            for holder in (node.op,) if op is node.op else (node.op, op):
+                inner = getattr(holder, "fgraph", None)
+                if inner is not None:
+                    walk(inner.apply_nodes)
+
+    walk(fn.maker.fgraph.apply_nodes)
+    return counts

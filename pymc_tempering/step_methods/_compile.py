@@ -9,6 +9,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pytensor.scalar as ps
 import pytensor.tensor as pt
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.distributions.continuous import FlatRV, HalfFlatRV
@@ -17,11 +18,17 @@ from pymc.initial_point import make_initial_point_expression
 from pymc.logprob.utils import local_check_parameter_to_ninf_switch
 from pymc.pytensorf import compile, join_nonshared_inputs, make_shared_replacements, reseed_rngs
 from pymc.vartypes import discrete_types
+from pytensor.compile.mode import get_mode
 from pytensor.graph.basic import Constant
 from pytensor.graph.fg import FunctionGraph
 from pytensor.graph.replace import clone_replace, vectorize_graph
-from pytensor.graph.rewriting.basic import in2out
+from pytensor.graph.rewriting.basic import in2out, node_rewriter
 from pytensor.graph.traversal import ancestors, graph_inputs
+from pytensor.scalar.basic import Switch as ScalarSwitch
+from pytensor.scalar.math import Sigmoid
+from pytensor.tensor.basic import get_underlying_scalar_constant_value
+from pytensor.tensor.elemwise import Elemwise
+from pytensor.tensor.exceptions import NotScalarConstantError
 
 __all__ = ["TemperedDensity", "compile_tempered_density", "check_all_free_continuous"]
 
@@ -133,7 +140,8 @@ def compile_tempered_density(
     # a model term that does not depend on the parameters vectorises to a scalar
     batch_logprior = pt.broadcast_to(batch_logprior, (replicas.shape[0],))
     batch_loglik = pt.broadcast_to(batch_loglik, (replicas.shape[0],))
-    batched = compile([replicas], [batch_logprior, batch_loglik], **compile_kwargs)
+    batched_kwargs = {**compile_kwargs, "mode": _with_switch_sinking(compile_kwargs.get("mode"))}
+    batched = compile([replicas], [batch_logprior, batch_loglik], **batched_kwargs)
     batched.trust_input = True
 
     batched_grad = None
@@ -145,7 +153,7 @@ def compile_tempered_density(
         batch_grads = vectorize_graph(grads, {point_flat: replicas})
         batch_grads = [pt.broadcast_to(g, replicas.shape) for g in batch_grads]
         batched_grad = compile(
-            [replicas], [batch_logprior, batch_loglik, *batch_grads], **compile_kwargs
+            [replicas], [batch_logprior, batch_loglik, *batch_grads], **batched_kwargs
         )
         batched_grad.trust_input = True
 
@@ -161,6 +169,65 @@ def compile_tempered_density(
         single, batched, prior_draw, prior_rngs, point_map_info, n_params, batched_grad,
         prior_block,
     )  # fmt: skip
+
+
+@node_rewriter([Elemwise])
+def local_switch_of_same_unary(fgraph, node):
+    """``switch(c, f(a), f(b)) -> f(switch(c, a, b))`` for one elementwise unary ``f``.
+
+    Exact for elementwise ``f``; it evaluates ``f`` once per element instead of twice. PyMC's
+    Bernoulli-logit log-likelihood is ``switch(y, -softplus(-eta), -softplus(eta))``, which this
+    turns into one softplus per observation, and a batch of replicas multiplies that saving.
+    """
+    if not isinstance(node.op.scalar_op, ScalarSwitch):
+        return None
+    cond, left, right = node.inputs
+    if left.owner is None or right.owner is None:
+        return None
+    op = left.owner.op
+    if not (isinstance(op, Elemwise) and op == right.owner.op and len(left.owner.inputs) == 1):
+        return None
+    if len(fgraph.clients[left]) > 1 or len(fgraph.clients[right]) > 1:
+        return None
+    new = op(pt.switch(cond, left.owner.inputs[0], right.owner.inputs[0]))
+    if new.type != node.outputs[0].type:
+        return None
+    return [new]
+
+
+@node_rewriter([Elemwise])
+def local_sigmoid_bounds_hold(fgraph, node):
+    """``sigmoid(x) >= c`` for ``c <= 0`` and ``sigmoid(x) <= c`` for ``c >= 1`` are True.
+
+    PyMC checks ``0 <= p <= 1`` on a Bernoulli's ``p = sigmoid(logit_p)``; the check can never
+    fail there, yet costs an ``exp`` and two comparisons per observation and replica. (A NaN
+    logit still gives a NaN log-likelihood, which the samplers reject.)
+    """
+    scalar_op = node.op.scalar_op
+    if not isinstance(scalar_op, ps.GE | ps.LE):
+        return None
+    value, bound = node.inputs
+    if not (value.owner and isinstance(value.owner.op, Elemwise)):
+        return None
+    if not isinstance(value.owner.op.scalar_op, Sigmoid):
+        return None
+    try:
+        bound = float(get_underlying_scalar_constant_value(bound))
+    except NotScalarConstantError:
+        return None
+    holds = bound <= 0 if isinstance(scalar_op, ps.GE) else bound >= 1
+    if not holds:
+        return None
+    out = node.outputs[0]
+    return [pt.ones_like(out, dtype=out.dtype)]
+
+
+def _with_switch_sinking(mode):
+    """``mode`` plus the exact rewrites above, run after PyTensor's ``stabilize``
+    phase (1.5), which must first turn e.g. ``log(sigmoid(x))`` into ``-softplus(-x)``: sinking
+    a switch earlier would hide that pattern and lose precision for large logits."""
+    rewrites = in2out(local_switch_of_same_unary, local_sigmoid_bounds_hold)
+    return get_mode(mode).register((rewrites, 1.75))
 
 
 def _checks_to_switches(flat, outputs):
