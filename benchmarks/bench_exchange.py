@@ -15,24 +15,7 @@ import numpy as np
 import pymc as pm
 
 import pymc_tempering as pmt
-
-
-def bimodal_model():
-    with pm.Model() as model:
-        x = pm.Normal("x", 0, 20, shape=2)
-        pm.Potential(
-            "mixture",
-            pm.math.logsumexp(
-                pm.math.stack(
-                    [
-                        np.log(0.3)
-                        + pm.logp(pm.MvNormal.dist(np.array([-5.0, -5.0]), np.eye(2)), x),
-                        np.log(0.7) + pm.logp(pm.MvNormal.dist(np.array([5.0, 5.0]), np.eye(2)), x),
-                    ]
-                )
-            ),
-        )
-    return model
+from pymc_tempering.exact import two_mode_model as bimodal_model
 
 
 def logistic_model(n=1000, k=5, seed=0):

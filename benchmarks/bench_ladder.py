@@ -12,9 +12,7 @@ Run: python benchmarks/bench_ladder.py [--quick]
 """
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pymc as pm
@@ -23,9 +21,7 @@ from scipy import stats
 
 import pymc_tempering as pmt
 from pymc_tempering.evidence import stepping_stone, thermodynamic_integration
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from test_exchange import bimodal_model  # noqa: E402
+from pymc_tempering.exact import two_mode_model as bimodal_model
 
 
 def singular_model(n=100_000, d=2):

@@ -1,6 +1,6 @@
 """Make the README's figures from real runs: ``python docs/make_figures.py``.
 
-* ExchangeMC on the 2-D bimodal mixture of ``tests/test_exchange.py`` (32 rungs, geometric
+* ExchangeMC on the 2-D bimodal mixture ``pymc_tempering.exact.two_mode_model`` (32 rungs, geometric
   ladder from 2^-30 to 1): ``ti_curve.png``, ``swap_rates.png``, ``replica_trajectories.png``.
 * SGLD on Welling & Teh's (2011, sec. 5.1) two-parameter mixture, batch size 1:
   ``sgld_noise.png`` (their Figure 2).
@@ -17,8 +17,9 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402
 
-import pymc_tempering as pmt  # noqa: E402
+import pymc_tempering as pmt
 from pymc_tempering.diagnostics import tempering_summary  # noqa: E402
+from pymc_tempering.exact import two_mode_model as bimodal_model  # noqa: E402
 from pymc_tempering.plots import (  # noqa: E402
     plot_replica_trajectories,
     plot_sgld_noise,
@@ -29,19 +30,6 @@ from pymc_tempering.step_methods.sgld import SGLD  # noqa: E402
 
 DOCS = Path(__file__).parent
 DPI = 110
-
-
-def bimodal_model():
-    """0.3 N((-5,-5), I) + 0.7 N((5,5), I) as the likelihood, N(0, 20^2) prior per coordinate."""
-    weights, modes = (0.3, 0.7), np.array([[-5.0, -5.0], [5.0, 5.0]])
-    with pm.Model() as model:
-        x = pm.Normal("x", 0, 20, shape=2)
-        comps = [
-            np.log(w) + pm.logp(pm.MvNormal.dist(mu, np.eye(2)), x)
-            for w, mu in zip(weights, modes, strict=True)
-        ]
-        pm.Potential("mixture", pm.math.logsumexp(pm.math.stack(comps)))
-    return model
 
 
 def welling_teh_mixture(n=100, seed=0):

@@ -139,3 +139,19 @@ def test_radiata_pine_published_values():
         X = np.column_stack([np.ones(42), x - x.mean()])
         ref = exact.normal_gamma_log_evidence(y, X, **exact.RADIATA_PINE_PRIOR)
         assert exact.radiata_pine_log_evidence(y, x) == pytest.approx(ref)
+
+
+def test_two_mode_log_evidence_against_quadrature():
+    """The closed form against a 2-D grid integral of prior * mixture likelihood."""
+    import pymc_tempering.exact as ex
+
+    grid = np.linspace(-80, 80, 1601)
+    dx = grid[1] - grid[0]
+    X, Y = np.meshgrid(grid, grid, indexing="ij")
+    prior = np.exp(-(X**2 + Y**2) / (2 * 20.0**2)) / (2 * np.pi * 20.0**2)
+    lik = sum(
+        w * np.exp(-((X - m[0]) ** 2 + (Y - m[1]) ** 2) / 2) / (2 * np.pi)
+        for w, m in zip(ex.TWO_MODE_WEIGHTS, ex.TWO_MODE_MEANS, strict=True)
+    )
+    numeric = np.log(np.sum(prior * lik) * dx * dx)
+    assert abs(numeric - ex.two_mode_log_evidence()) < 1e-6

@@ -10,24 +10,14 @@ from conftest import SAMPLE_KWARGS
 import pymc_tempering as pmt
 import pymc_tempering.swap as swap_module
 
-WEIGHTS = (0.3, 0.7)
-MODES = np.array([[-5.0, -5.0], [5.0, 5.0]])  # 10 sd apart along each axis
+WEIGHTS = pmt.exact.TWO_MODE_WEIGHTS
+MODES = np.array(pmt.exact.TWO_MODE_MEANS)  # 10 sd apart along each axis
 
 
 def bimodal_model():
-    """2-D mixture 0.3 N((-5,-5), I) + 0.7 N((5,5), I) as the likelihood, wide N(0, 20^2) prior.
-
-    The prior density is the same at both modes, so the posterior weights stay 0.3 / 0.7 up to
-    a negligible correction (the modes' prior factors are equal by symmetry).
-    """
-    with pm.Model() as model:
-        x = pm.Normal("x", 0, 20, shape=2)
-        comps = [
-            np.log(w) + pm.logp(pm.MvNormal.dist(mu, np.eye(2)), x)
-            for w, mu in zip(WEIGHTS, MODES, strict=True)
-        ]
-        pm.Potential("mixture", pm.math.logsumexp(pm.math.stack(comps)))
-    return model
+    """2-D mixture 0.3 N((-5,-5), I) + 0.7 N((5,5), I) as the likelihood, wide N(0, 20^2) prior
+    (:func:`pymc_tempering.exact.two_mode_model`): the posterior weights stay 0.3 / 0.7."""
+    return pmt.exact.two_mode_model()
 
 
 def mode_weight_check(idata):
