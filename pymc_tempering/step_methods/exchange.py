@@ -16,6 +16,7 @@ from rich.progress import TextColumn
 from rich.table import Column
 
 from pymc_tempering.diagnostics import suggested_n_rungs
+from pymc_tempering.kernels.fused import finish_rwm_sweep
 from pymc_tempering.kernels.mala_rungs import mala_sweep
 from pymc_tempering.kernels.rwm import (
     RunningMoments,
@@ -283,6 +284,8 @@ class ExchangeMC(ArrayStepShared):
             )
         self.prior_rung = can_prior if prior_rung is None else bool(prior_rung)
         self.explorer = explorer
+        # the random walk's bookkeeping runs compiled; set False for the pure NumPy kernels
+        self.fused = explorer == "rwm"
         self.ladder_objective = ladder_objective
         if target_accept is None:
             target_accept = MALA_TARGET_ACCEPT if explorer == "mala" else optimal_accept(n_params)
@@ -415,23 +418,17 @@ class ExchangeMC(ArrayStepShared):
                 accept_sum, accepted_sum = np.zeros(n_rungs), np.zeros(n_rungs)
                 swaps = np.zeros((3, n_rungs - 1))
             n += 1
-            x, lp, ll, acc_prob, acc = self._explore()
+            if self.fused:
+                acc_prob, acc, lower, swap_prob, swapped = self._fused_sweep()
+            else:
+                acc_prob, acc, lower, swap_prob, swapped = self._numpy_sweep()
             accept_sum += acc_prob
             accepted_sum += acc
-            lower = swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng)
-            order, swap_prob, swapped = propose_swaps(self.betas, ll, lower, self.rng)
-            if swapped.any():
-                x, lp, ll = x[order], lp[order], ll[order]
-                self.rung_replica = self.rung_replica[order]
-                if self.explorer == "mala":
-                    self.grad_prior, self.grad_lik = self.grad_prior[order], self.grad_lik[order]
-            self.replicas, self.logprior, self.loglik = x, lp, ll
             swaps[0, lower] += swap_prob
             swaps[1, lower] += swapped
             swaps[2, lower] += 1
             self.swap_sum += swap_prob.sum()
             self.swap_count += swap_prob.size
-            self._track_round_trips()
             if self.tune:
                 self._adapt(acc_prob, lower, swap_prob)
             self.sweep += 1
@@ -439,7 +436,6 @@ class ExchangeMC(ArrayStepShared):
         attempted = swaps[2] > 0
         swap_rates = np.full((2, n_rungs - 1), np.nan)
         np.divide(swaps[:2], swaps[2], out=swap_rates, where=attempted)
-        # the per-rung arrays below are rebuilt every sweep, never changed in place: no copies
         stats = {
             "tune": self.tune,
             "accept": accept_sum[-1] / n,
@@ -448,10 +444,10 @@ class ExchangeMC(ArrayStepShared):
             "swap_rate": self.swap_sum / max(self.swap_count, 1),
             "round_trips": self.round_trips,
             "betas": self.betas,
-            "rung_loglik": self.loglik,
+            "rung_loglik": self.loglik.copy(),
             "rung_accept": accept_sum / n,
             "rung_scaling": self._rung_scaling(),
-            "rung_replica": self.rung_replica,
+            "rung_replica": self.rung_replica.copy(),
             "swap_accept": swap_rates[0],
             "swap_accepted": swap_rates[1],
         }
@@ -461,6 +457,46 @@ class ExchangeMC(ArrayStepShared):
             for name in ("swap_accept", "swap_accepted"):
                 stats[name] = _pad(stats[name], self.max_rungs - 1)
         return RaveledVars(self.replicas[-1].copy(), q0.point_map_info), [stats]
+
+    def _numpy_sweep(self):
+        """Local move on every rung, then one swap round (the pure NumPy kernels)."""
+        x, lp, ll, acc_prob, acc = self._explore()
+        lower = swap_pairs(self.betas.size, self.sweep, self.swap_scheme, self.rng)
+        order, swap_prob, swapped = propose_swaps(self.betas, ll, lower, self.rng)
+        if swapped.any():
+            x, lp, ll = x[order], lp[order], ll[order]
+            self.rung_replica = self.rung_replica[order]
+            if self.explorer == "mala":
+                self.grad_prior, self.grad_lik = self.grad_prior[order], self.grad_lik[order]
+        self.replicas, self.logprior, self.loglik = x, lp, ll
+        self._track_round_trips()
+        return acc_prob, acc, lower, swap_prob, swapped
+
+    def _fused_sweep(self):
+        """The random-walk sweep with its bookkeeping in one compiled call, in place.
+
+        Draws the same random numbers in the same order as :meth:`_numpy_sweep`, so the two
+        give identical traces.
+        """
+        n_rungs = self.betas.size
+        exact = self._prior_draw() if self.prior_rung else None
+        step_scale = np.exp(self.log_scaling)[:, None] * self.param_scale
+        proposal = self.replicas + step_scale * self.rng.standard_normal(self.replicas.shape)
+        if exact is not None:
+            proposal[0] = exact
+        prop_logprior, prop_loglik = self.density.batch(proposal)
+        log_u = np.log(self.rng.random(n_rungs))
+        lower = swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng)
+        log_u_swap = np.log(self.rng.random(lower.size))
+        log_alpha, acc = np.empty(n_rungs), np.empty(n_rungs, dtype=bool)
+        log_r, swapped = np.empty(lower.size), np.empty(lower.size, dtype=bool)
+        self.round_trips += finish_rwm_sweep(
+            self.replicas, self.logprior, self.loglik, proposal, prop_logprior, prop_loglik,
+            self.betas, log_u, exact is not None, lower, log_u_swap, self.rung_replica,
+            self.last_end, log_alpha, acc, log_r, swapped,
+        )  # fmt: skip
+        acc_prob = np.exp(np.minimum(log_alpha, 0.0))
+        return acc_prob, acc, lower, np.exp(np.minimum(log_r, 0.0)), swapped
 
     def _rung_scaling(self):
         scaling = np.exp(self.log_scaling)
