@@ -212,15 +212,23 @@ def test_same_seed_same_trace_with_one_and_two_cores():
     assert not np.array_equal(a.posterior["x"].values, c.posterior["x"].values)
 
 
-def test_sampling_state_restores_a_step_bit_for_bit():
+@pytest.mark.parametrize("tuning", [True, False])
+def test_sampling_state_restores_a_step_bit_for_bit(tuning):
     with seed_lecture_model() as model:
         step = pmt.ExchangeMC(n_rungs=5)
         point = model.initial_point()
     step.setup_chain(np.random.default_rng(0), tune=10, draws=10)
     for _ in range(5):
         point, _ = step.step(point)
+    if not tuning:
+        step.stop_tuning()
     state = step.sampling_state
     p1, s1 = step.step(point)
+    # run a different state in between (other proposal scales), then restore the first
+    other = step.sampling_state
+    other.log_scaling = other.log_scaling + 0.5
+    step.sampling_state = other
+    step.step(point)
     step.sampling_state = state
     p2, s2 = step.step(point)
     np.testing.assert_array_equal(p1["mu"], p2["mu"])
@@ -396,3 +404,18 @@ def test_compiled_sweep_equals_the_numpy_kernels(prior_rung, swap_scheme):
         np.testing.assert_array_equal(
             fused.sample_stats[name].values, plain.sample_stats[name].values, err_msg=name
         )
+
+
+def test_cached_proposal_scale_follows_a_restored_state():
+    with seed_lecture_model() as model:
+        step = pmt.ExchangeMC(n_rungs=5)
+        point = model.initial_point()
+    step.setup_chain(np.random.default_rng(0), tune=0, draws=10)
+    step.stop_tuning()
+    point, _ = step.step(point)
+    state = step.sampling_state
+    state.log_scaling = state.log_scaling + 0.5
+    state.param_scale = state.param_scale * 2.0
+    step.sampling_state = state
+    expected = np.exp(step.log_scaling)[:, None] * step.param_scale
+    np.testing.assert_array_equal(step._step_scale(), expected)

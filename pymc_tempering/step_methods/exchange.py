@@ -337,6 +337,7 @@ class ExchangeMC(ArrayStepShared):
         )
         self.barrier = np.nan
         self.n_rungs_suggested = -1
+        self._step_scale_cache = None
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         super().setup_chain(rng, tune, draws)
@@ -406,46 +407,28 @@ class ExchangeMC(ArrayStepShared):
     def astep(self, q0: RaveledVars):
         if self.replicas is None:
             self._init_replicas(q0.data.astype(np.float64))
-        n_rungs = self.betas.size
-        accept_sum = np.zeros(n_rungs)
-        accepted_sum = np.zeros(n_rungs)
-        swaps = np.zeros((3, n_rungs - 1))  # acceptance probability, accepted, attempts
-
-        n = 0
-        for _ in range(self.sweeps_per_draw):
-            if self.betas.size != n_rungs:  # tuning resized the ladder during this draw
-                n_rungs, n = self.betas.size, 0
-                accept_sum, accepted_sum = np.zeros(n_rungs), np.zeros(n_rungs)
-                swaps = np.zeros((3, n_rungs - 1))
-            n += 1
-            if self.fused:
-                acc_prob, acc, lower, swap_prob, swapped = self._fused_sweep()
-            else:
-                acc_prob, acc, lower, swap_prob, swapped = self._numpy_sweep()
-            accept_sum += acc_prob
-            accepted_sum += acc
-            swaps[0, lower] += swap_prob
-            swaps[1, lower] += swapped
-            swaps[2, lower] += 1
-            self.swap_sum += swap_prob.sum()
-            self.swap_count += swap_prob.size
-            if self.tune:
-                self._adapt(acc_prob, lower, swap_prob)
-            self.sweep += 1
-
-        attempted = swaps[2] > 0
-        swap_rates = np.full((2, n_rungs - 1), np.nan)
-        np.divide(swaps[:2], swaps[2], out=swap_rates, where=attempted)
+        if self.sweeps_per_draw == 1:
+            n_rungs = self.betas.size
+            acc_prob, acc, lower, swap_prob, swapped = self._sweep()
+            swap_rates = np.full((2, n_rungs - 1), np.nan)
+            swap_rates[0, lower], swap_rates[1, lower] = swap_prob, swapped
+            accept_mean, accepted_mean = acc_prob, acc.astype(float)
+            if self.betas.size != n_rungs:  # tuning resized the ladder: nothing to report
+                n_rungs = self.betas.size
+                accept_mean = accepted_mean = np.full(n_rungs, np.nan)
+                swap_rates = np.full((2, n_rungs - 1), np.nan)
+        else:
+            accept_mean, accepted_mean, swap_rates = self._several_sweeps()
         stats = {
             "tune": self.tune,
-            "accept": accept_sum[-1] / n,
-            "accepted": accepted_sum[-1] / n,
+            "accept": accept_mean[-1],
+            "accepted": accepted_mean[-1],
             "scaling": math.exp(self.log_scaling[-1]),
             "swap_rate": self.swap_sum / max(self.swap_count, 1),
             "round_trips": self.round_trips,
             "betas": self.betas,
             "rung_loglik": self.loglik.copy(),
-            "rung_accept": accept_sum / n,
+            "rung_accept": accept_mean,
             "rung_scaling": self._rung_scaling(),
             "rung_replica": self.rung_replica.copy(),
             "swap_accept": swap_rates[0],
@@ -457,6 +440,38 @@ class ExchangeMC(ArrayStepShared):
             for name in ("swap_accept", "swap_accepted"):
                 stats[name] = _pad(stats[name], self.max_rungs - 1)
         return RaveledVars(self.replicas[-1].copy(), q0.point_map_info), [stats]
+
+    def _sweep(self):
+        """One sweep (local moves, one swap round), its tuning, and the running counters."""
+        if self.fused:
+            acc_prob, acc, lower, swap_prob, swapped = self._fused_sweep()
+        else:
+            acc_prob, acc, lower, swap_prob, swapped = self._numpy_sweep()
+        self.swap_sum += swap_prob.sum()
+        self.swap_count += swap_prob.size
+        if self.tune:
+            self._adapt(acc_prob, lower, swap_prob)
+        self.sweep += 1
+        return acc_prob, acc, lower, swap_prob, swapped
+
+    def _several_sweeps(self):
+        """``sweeps_per_draw`` sweeps; per-rung acceptance and per-pair swap rates averaged."""
+        n_rungs, n = self.betas.size, 0
+        for _ in range(self.sweeps_per_draw):
+            if n == 0 or self.betas.size != n_rungs:  # tuning may resize the ladder mid-draw
+                n_rungs, n = self.betas.size, 0
+                accept_sum, accepted_sum = np.zeros(n_rungs), np.zeros(n_rungs)
+                swaps = np.zeros((3, n_rungs - 1))  # acceptance probability, accepted, attempts
+            n += 1
+            acc_prob, acc, lower, swap_prob, swapped = self._sweep()
+            accept_sum += acc_prob
+            accepted_sum += acc
+            swaps[0, lower] += swap_prob
+            swaps[1, lower] += swapped
+            swaps[2, lower] += 1
+        swap_rates = np.full((2, n_rungs - 1), np.nan)
+        np.divide(swaps[:2], swaps[2], out=swap_rates, where=swaps[2] > 0)
+        return accept_sum / n, accepted_sum / n, swap_rates
 
     def _numpy_sweep(self):
         """Local move on every rung, then one swap round (the pure NumPy kernels)."""
@@ -480,7 +495,7 @@ class ExchangeMC(ArrayStepShared):
         """
         n_rungs = self.betas.size
         exact = self._prior_draw() if self.prior_rung else None
-        step_scale = np.exp(self.log_scaling)[:, None] * self.param_scale
+        step_scale = self._step_scale()
         proposal = self.replicas + step_scale * self.rng.standard_normal(self.replicas.shape)
         if exact is not None:
             proposal[0] = exact
@@ -497,6 +512,20 @@ class ExchangeMC(ArrayStepShared):
         )  # fmt: skip
         acc_prob = np.exp(np.minimum(log_alpha, 0.0))
         return acc_prob, acc, lower, np.exp(np.minimum(log_r, 0.0)), swapped
+
+    def _step_scale(self):
+        """Proposal sd per rung and parameter, cached until ``log_scaling`` or ``param_scale``
+        change (the cache is checked against them, so restoring a sampling state is safe)."""
+        cache = self._step_scale_cache
+        if (
+            cache is not None
+            and cache[1] is self.param_scale
+            and np.array_equal(cache[0], self.log_scaling)
+        ):
+            return cache[2]
+        step_scale = np.exp(self.log_scaling)[:, None] * self.param_scale
+        self._step_scale_cache = (self.log_scaling.copy(), self.param_scale, step_scale)
+        return step_scale
 
     def _rung_scaling(self):
         scaling = np.exp(self.log_scaling)
