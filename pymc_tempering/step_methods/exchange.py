@@ -338,6 +338,7 @@ class ExchangeMC(ArrayStepShared):
         self.barrier = np.nan
         self.n_rungs_suggested = -1
         self._step_scale_cache = None
+        self._scratch_buffers = None
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         super().setup_chain(rng, tune, draws)
@@ -503,15 +504,23 @@ class ExchangeMC(ArrayStepShared):
         log_u = np.log(self.rng.random(n_rungs))
         lower = swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng)
         log_u_swap = np.log(self.rng.random(lower.size))
-        log_alpha, acc = np.empty(n_rungs), np.empty(n_rungs, dtype=bool)
-        log_r, swapped = np.empty(lower.size), np.empty(lower.size, dtype=bool)
+        log_alpha, acc, log_r, swapped = self._scratch(n_rungs, lower.size)
         self.round_trips += finish_rwm_sweep(
             self.replicas, self.logprior, self.loglik, proposal, prop_logprior, prop_loglik,
             self.betas, log_u, exact is not None, lower, log_u_swap, self.rung_replica,
             self.last_end, log_alpha, acc, log_r, swapped,
         )  # fmt: skip
         acc_prob = np.exp(np.minimum(log_alpha, 0.0))
-        return acc_prob, acc, lower, np.exp(np.minimum(log_r, 0.0)), swapped
+        return acc_prob, acc.copy(), lower, np.exp(np.minimum(log_r, 0.0)), swapped.copy()
+
+    def _scratch(self, n_rungs, n_pairs):
+        """Output buffers of the compiled sweep, reused while the ladder keeps its size."""
+        buffers = self._scratch_buffers
+        if buffers is None or buffers[0].size != n_rungs or buffers[2].size != n_pairs:
+            buffers = (np.empty(n_rungs), np.empty(n_rungs, dtype=bool),
+                       np.empty(n_pairs), np.empty(n_pairs, dtype=bool))  # fmt: skip
+            self._scratch_buffers = buffers
+        return buffers
 
     def _step_scale(self):
         """Proposal sd per rung and parameter, cached until ``log_scaling`` or ``param_scale``
