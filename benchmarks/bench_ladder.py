@@ -5,7 +5,9 @@ Run: python benchmarks/bench_ladder.py [--quick]
 1. Round trips per 1,000 sweeps after tuning, at the same number of rungs: the seed paper's
    geometric ladder vs the adaptive ladder (swap objective), each with and without the exact
    prior rung, on the 2-D bimodal mixture and on the seed paper's singular model
-   (d = 2, n = 100,000). Also the spread of the pair rejection rates after tuning.
+   (d = 2, n = 100,000). Also the spread of the pair rejection rates after tuning, and the rate
+   DEO theory predicts from them, 1000 / (2 + 2 sum r / (1 - r)) (Syed et al. 2021), which
+   bounds what re-placing the rungs can gain at a fixed number of rungs.
 2. Evidence error at equal wall time on a conjugate linear regression whose parameters differ in
    magnitude by ~100x (intercept near 3,000, slope near 200; known noise, so log Z is exact):
    geometric vs adaptive (swap) vs adaptive (evidence objective), |error| and MCSE.
@@ -62,14 +64,17 @@ def run(model, draws, tune, seed, **step_kwargs):
 def round_trip_table(draws, tune, seeds, n_rungs):
     print(f"\n1. Round trips per 1,000 sweeps after tuning ({n_rungs} rungs, {draws} draws, "
           f"{tune} tuning draws, mean over seeds {list(seeds)})")  # fmt: skip
-    header = f"{'model':<26}{'ladder':<12}{'prior rung':>11}{'trips/1000':>12}{'rej. spread':>13}"
+    header = (
+        f"{'model':<26}{'ladder':<12}{'prior rung':>11}{'trips/1000':>12}{'rej. spread':>13}"
+        f"{'DEO theory':>12}"
+    )
     print(header)
     targets = [("bimodal 2-D mixture", bimodal_model), ("singular d=2 n=1e5", singular_model)]
     for label, build in targets:
         rates = {}
         for ladder in ("geometric", "adaptive"):
             for prior_rung in (False, True):
-                trips, spreads = [], []
+                trips, spreads, theory = [], [], []
                 for seed in seeds:
                     idata, step, _ = run(build(), draws, tune, seed, n_rungs=n_rungs,
                                          ladder=ladder, prior_rung=prior_rung)  # fmt: skip
@@ -77,9 +82,11 @@ def round_trip_table(draws, tune, seeds, n_rungs):
                     ds = pmt.tempering_dataset(idata)
                     rejection = 1 - ds.swap_accept.mean(("chain", "draw")).values
                     spreads.append(np.ptp(rejection))
+                    # 1000 / (2 + 2 sum r/(1-r)): the rate with perfectly mixing rungs
+                    theory.append(float(pmt.global_barrier(idata).predicted_round_trip_rate))
                 rates[ladder, prior_rung] = np.mean(trips)
                 print(f"{label:<26}{ladder:<12}{str(prior_rung):>11}{np.mean(trips):>12.1f}"
-                      f"{np.mean(spreads):>13.3f}")  # fmt: skip
+                      f"{np.mean(spreads):>13.3f}{np.mean(theory):>12.1f}")  # fmt: skip
         for prior_rung in (False, True):
             ratio = rates["adaptive", prior_rung] / max(rates["geometric", prior_rung], 1e-9)
             print(f"{'':<26}adaptive / geometric (prior rung {prior_rung}): {ratio:.2f}x")
