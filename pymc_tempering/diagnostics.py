@@ -19,7 +19,7 @@ import xarray as xr
 from arviz_stats.base import array_stats
 
 from pymc_tempering._trace import has_per_chain_ladders, one_chain, tempering_dataset
-from pymc_tempering.ladder import communication_barrier
+from pymc_tempering.ladder import communication_barrier, suggested_n_rungs
 
 __all__ = [
     "round_trip_counts",
@@ -109,38 +109,6 @@ def _round_trip_events(trace: np.ndarray) -> np.ndarray:
         up = last_end[run, top] == _BOTTOM
         last_end[run[up], top[up]] = _TOP
     return events.reshape(trace.shape)
-
-
-def suggested_n_rungs(barrier: float) -> int:
-    r"""Number of rungs that minimises the cost per round trip for a global barrier.
-
-    With :math:`N` rungs placed at equal rejection :math:`r = \Lambda / (N - 1)`,
-    non-reversible (DEO) tempering completes :math:`\tau_N = 1 / (2 + 2E_N)` round trips per
-    swap round, :math:`E_N = \sum_l r_l / (1 - r_l) = \Lambda (N - 1) / (N - 1 - \Lambda)`
-    (Syed et al. 2021, Theorem 3 and Sec. 5). A sweep costs :math:`\propto N` when rungs run
-    serially, so we return the integer :math:`N \ge 2` minimising :math:`N (1 + E_N)`: about
-    :math:`2\Lambda + 1` for large :math:`\Lambda` (Pigeons.jl's "roughly :math:`2\Lambda`").
-
-    Parameters
-    ----------
-    barrier : float
-        Global communication barrier :math:`\Lambda \ge 0`.
-
-    Returns
-    -------
-    int
-
-    Examples
-    --------
-    >>> suggested_n_rungs(0.2), suggested_n_rungs(5.0), suggested_n_rungs(20.0)
-    (2, 11, 41)
-    """
-    barrier = float(barrier)
-    if not np.isfinite(barrier) or barrier < 0:
-        raise ValueError(f"`barrier` must be a finite number >= 0, got {barrier}.")
-    gaps = np.arange(int(np.floor(barrier)) + 1, int(np.ceil(4 * barrier)) + 3)  # N - 1 > Lambda
-    cost = (gaps + 1) * (1 + barrier * gaps / (gaps - barrier))
-    return int(gaps[np.argmin(cost)] + 1)
 
 
 # --- public functions on traces ----------------------------------------------------------------

@@ -15,7 +15,6 @@ from pymc.vartypes import continuous_types
 from rich.progress import TextColumn
 from rich.table import Column
 
-from pymc_tempering.diagnostics import suggested_n_rungs
 from pymc_tempering.kernels.fused import finish_rwm_sweep
 from pymc_tempering.kernels.mala_rungs import mala_sweep
 from pymc_tempering.kernels.rwm import (
@@ -28,6 +27,7 @@ from pymc_tempering.ladder import (
     communication_barrier,
     equal_rejection_ladder,
     make_ladder,
+    suggested_n_rungs,
     thermodynamic_length_ladder,
 )
 from pymc_tempering.step_methods._compile import (
@@ -118,7 +118,7 @@ class ExchangeMC(ArrayStepShared):
     adapt_n_rungs : bool, default False
         With ``ladder="adaptive"``, also let tuning grow or shrink the number of rungs: after
         each round the ladder gets the number of rungs that the measured barrier suggests
-        (``diagnostics.suggested_n_rungs``, at least 3). New rungs start from a copy of the
+        (``ladder.suggested_n_rungs``, at least 3). New rungs start from a copy of the
         replica on the nearest old rung. The recorded draws all use the final ladder.
     swap_scheme : {"deo", "seo", "random"}, default "deo"
         ``"deo"``: the seed paper's deterministic even/odd pairs (non-reversible PT);
