@@ -364,6 +364,27 @@ def test_batched_density_equals_per_point_density(scale):
     assert _scalar_op_counts(step.density.batched) == {"Softplus": 1, "Sigmoid": 0}
 
 
+def test_mixture_density_is_batched_without_a_per_replica_loop():
+    """logsumexp is a symbolic op that vectorize_graph would wrap in a Blockwise (a loop over
+    replicas); it is inlined first. The batched mixture density must equal the per-point one,
+    also where a component's log density underflows exp."""
+    with pm.Model():
+        x = pm.Normal("x", 0, 20, shape=2)
+        comps = [np.log(0.3) - 0.5 * ((x - 5.0) ** 2).sum(), np.log(0.7) - 0.5 * (x**2).sum()]
+        pm.Potential("mixture", pm.math.logsumexp(pm.math.stack(comps)))
+        pm.NormalMixture("y", w=[0.3, 0.7], mu=x, sigma=1.0, observed=[-4.0, 5.0, 6.0])
+        step = pmt.ExchangeMC(n_rungs=4)
+    rng = np.random.default_rng(1)
+    x = np.vstack([rng.normal(size=(15, 2)) * 10, [[300.0, -300.0]]])
+    logprior, loglik = step.density.batch(x)
+    single = np.array([step.density(xi) for xi in x])
+    np.testing.assert_allclose(logprior, single[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(loglik, single[:, 1], rtol=1e-12)
+    assert np.isfinite(loglik).all()
+    ops = [str(node.op) for node in step.density.batched.maker.fgraph.apply_nodes]
+    assert not [op for op in ops if "Blockwise" in op], ops
+
+
 def _scalar_op_counts(fn):
     """How many Softplus and Sigmoid scalar ops the compiled function evaluates per element,
     looking inside fused elementwise graphs and composites."""
