@@ -48,14 +48,18 @@ def swap_pairs(n_rungs: int, sweep: int, scheme: str, rng: np.random.Generator) 
     return np.arange(parity, n_rungs - 1, 2)
 
 
-def propose_swaps(betas, loglik, lower, rng: np.random.Generator):
+def propose_swaps(betas, loglik, lower, rng: np.random.Generator | None, log_u=None):
     """Decide the swaps of disjoint pairs ``lower``; return ``(order, accept_prob, accepted)``.
+
+    ``log_u`` (one per pair, log of U(0, 1) draws) decides; drawn from ``rng`` if not given.
 
     ``order`` is the permutation to apply to every per-rung array (``x = x[order]``) so that the
     accepted pairs trade places; ``accept_prob`` and ``accepted`` are per proposed pair.
     """
     log_r = log_swap_ratio(betas, loglik, lower)
-    accepted = np.log(rng.random(len(lower))) < log_r
+    if log_u is None:
+        log_u = np.log(rng.random(len(lower)))
+    accepted = log_u < log_r
     order = np.arange(len(loglik))
     up = lower[accepted]
     order[up] += 1

@@ -221,9 +221,11 @@ def test_per_chain_adaptive_ladders_give_one_pooled_evidence():
 def test_tuning_can_shrink_the_number_of_rungs():
     """adapt_n_rungs: each chain settles on the barrier's suggestion; padded stats keep the
     DataTree rectangular even when chains settle on different counts."""
+    # 4000 draws: on the 6 rungs it settles on, 1000 draws give ESS ~25-150 for the mode
+    # weight and the R-hat/ESS part of the check failed for 5 of 8 seeds; 4000 passed all 8
     with bimodal_model():
         idata = pm.sample(
-            draws=1000, tune=3000, chains=2, cores=1, random_seed=3,
+            draws=4000, tune=3000, chains=2, cores=1, random_seed=3,
             step=pmt.ExchangeMC(n_rungs=32, ladder="adaptive", adapt_n_rungs=True),
             **SAMPLE_KWARGS,
         )  # fmt: skip

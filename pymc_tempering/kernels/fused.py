@@ -4,8 +4,9 @@ The same maths as :func:`pymc_tempering.kernels.rwm.metropolis_accept`,
 :func:`pymc_tempering.swap.propose_swaps` and ExchangeMC's round-trip counter, done in place
 by a numba-compiled loop (numba is already a dependency of PyTensor 3). On small models the
 NumPy versions spend most of a sweep in about twenty small array operations; this does the same
-work in one call. It takes the random numbers from its caller, drawn in the same order as the
-NumPy path, so both paths give bit-identical traces (tested).
+work in one call. It takes its random numbers from the caller, the same ones the NumPy path
+uses, and leaves ``exp`` of the log acceptance ratios to NumPy (numba's may differ in the last
+bit, and tuning feeds on the probabilities), so both paths give identical traces (tested).
 """
 
 import numba
@@ -19,14 +20,16 @@ _BOTTOM, _TOP = 0, 1
 @numba.njit(cache=True, nogil=True)
 def finish_rwm_sweep(x, logprior, loglik, proposal, prop_logprior, prop_loglik, betas,
                      log_u_accept, exact_first, lower, log_u_swap, rung_replica, last_end,
-                     log_alpha, accepted, log_r, swapped):  # fmt: skip
+                     record):  # fmt: skip
     """Accept/reject every rung's proposal, then swap the pairs ``lower``; all in place.
 
-    ``x``, ``logprior``, ``loglik``, ``rung_replica`` and ``last_end`` are updated in place;
-    ``log_alpha``/``accepted`` (per rung) and ``log_r``/``swapped`` (per proposed pair) are
-    filled with the log acceptance ratios and decisions (the caller takes ``exp`` in NumPy, so
-    probabilities match the NumPy path to the last bit). ``exact_first`` accepts rung 0's
-    proposal whenever finite (an exact prior draw). Returns the round trips completed.
+    ``x``, ``logprior``, ``loglik``, ``rung_replica`` and ``last_end`` are updated in place.
+    ``log_u_accept`` holds one log-uniform per rung, ``log_u_swap`` one per neighbouring pair
+    (indexed by the pair's lower rung). ``exact_first`` accepts rung 0's proposal whenever
+    finite (an exact prior draw). ``record`` (4, n_rungs) gets, in rows 0 and 2, each rung's
+    log acceptance ratio and whether it accepted (1.0 / 0.0), and in rows 1 and 3 (first
+    n_rungs - 1 columns) each pair's log swap ratio and whether it swapped, NaN for pairs not
+    proposed. Returns the number of round trips completed.
     """
     n_rungs, n_params = x.shape
     for rung in range(n_rungs):
@@ -40,23 +43,27 @@ def finish_rwm_sweep(x, logprior, loglik, proposal, prop_logprior, prop_loglik, 
                 )
                 if np.isnan(ratio):
                     ratio = -np.inf
-        log_alpha[rung] = ratio
-        accepted[rung] = log_u_accept[rung] < ratio
-        if accepted[rung]:
+        record[0, rung] = ratio
+        accepted = log_u_accept[rung] < ratio
+        record[2, rung] = 1.0 if accepted else 0.0
+        if accepted:
             for j in range(n_params):
                 x[rung, j] = proposal[rung, j]
             logprior[rung] = prop_logprior[rung]
             loglik[rung] = prop_loglik[rung]
 
+    record[1, :] = np.nan
+    record[3, :] = np.nan
     for k in range(lower.size):
         i = lower[k]
         gap = loglik[i] - loglik[i + 1]
         ratio = (betas[i + 1] - betas[i]) * gap
         if np.isnan(ratio):
             ratio = -np.inf
-        log_r[k] = ratio
-        swapped[k] = log_u_swap[k] < ratio
-        if swapped[k]:
+        record[1, i] = ratio
+        swapped = log_u_swap[i] < ratio
+        record[3, i] = 1.0 if swapped else 0.0
+        if swapped:
             for j in range(n_params):
                 x[i, j], x[i + 1, j] = x[i + 1, j], x[i, j]
             logprior[i], logprior[i + 1] = logprior[i + 1], logprior[i]

@@ -18,14 +18,15 @@ __all__ = [
 
 
 def metropolis_accept(x, logprior, loglik, proposal, prop_logprior, prop_loglik, betas, rng,
-                      log_q_ratio=0.0, exact_rows=None):  # fmt: skip
+                      log_q_ratio=0.0, exact_rows=None, log_u=None):  # fmt: skip
     """Accept or reject a batch of proposals, one per rung.
 
-    ``log_q_ratio`` is ``log q(x | x') - log q(x' | x)`` per rung (0 for symmetric proposals).
-    Rows flagged in ``exact_rows`` hold independent draws from their own rung's target (the
-    prior at ``beta = 0``) and are accepted whenever their density is finite. Proposals with a
-    non-finite log prior, log-likelihood or ratio are always rejected. The current state must
-    be finite. Returns new arrays ``x, logprior, loglik, accept_prob, accepted``.
+    ``log_u`` (per rung, log of U(0, 1) draws) decides acceptance; drawn from ``rng`` if not
+    given. ``log_q_ratio`` is ``log q(x | x') - log q(x' | x)`` per rung (0 for symmetric
+    proposals). Rows flagged in ``exact_rows`` hold independent draws from their own rung's
+    target (the prior at ``beta = 0``) and are accepted whenever their density is finite.
+    Proposals with a non-finite log prior, log-likelihood or ratio are always rejected. The
+    current state must be finite. Returns new arrays ``x, logprior, loglik, accept_prob, accepted``.
     """
     finite = np.isfinite(prop_logprior + prop_loglik)
     if not finite.all():  # substitute before the arithmetic so that 0 * inf never happens
@@ -35,7 +36,9 @@ def metropolis_accept(x, logprior, loglik, proposal, prop_logprior, prop_loglik,
     if exact_rows is not None:
         log_alpha[exact_rows] = 0.0
     log_alpha[~(finite & np.isfinite(log_alpha))] = -np.inf
-    accepted = np.log(rng.random(len(betas))) < log_alpha
+    if log_u is None:
+        log_u = np.log(rng.random(len(betas)))
+    accepted = log_u < log_alpha
     x = x.copy()
     x[accepted] = proposal[accepted]
     logprior = np.where(accepted, prop_logprior, logprior)
@@ -50,8 +53,10 @@ def rwm_sweep(
     betas: np.ndarray,
     step_scale: np.ndarray,
     density: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
-    rng: np.random.Generator,
+    rng: np.random.Generator | None,
     exact_draw: np.ndarray | None = None,
+    noise: np.ndarray | None = None,
+    log_u: np.ndarray | None = None,
 ):
     """One Gaussian random-walk Metropolis move on every rung.
 
@@ -65,8 +70,14 @@ def rwm_sweep(
         Proposal standard deviation per rung and parameter.
     density : callable
         Maps an ``(n_rungs, n_params)`` batch to ``(logprior, loglik)``.
+    rng : numpy.random.Generator
+        Source of the random numbers not passed in; may be None when both are.
     exact_draw : ndarray, shape (n_params,), optional
         An independent prior draw that replaces rung 0's move (requires ``betas[0] == 0``).
+    noise : ndarray, shape (n_rungs, n_params), optional
+        Standard normal draws for the proposal; drawn from ``rng`` if not given.
+    log_u : ndarray, shape (n_rungs,), optional
+        Logs of U(0, 1) draws for the accept decisions; drawn from ``rng`` if not given.
 
     Returns
     -------
@@ -75,7 +86,9 @@ def rwm_sweep(
         ``min(1, exp(log_alpha))``, 0 where the proposal's density is not finite.
     accepted : ndarray of bool, shape (n_rungs,)
     """
-    proposal = x + step_scale * rng.standard_normal(x.shape)
+    if noise is None:
+        noise = rng.standard_normal(x.shape)
+    proposal = x + step_scale * noise
     exact_rows = None
     if exact_draw is not None:
         proposal[0] = exact_draw
@@ -84,7 +97,7 @@ def rwm_sweep(
     prop_logprior, prop_loglik = density(proposal)
     return metropolis_accept(
         x, logprior, loglik, proposal, prop_logprior, prop_loglik, betas, rng,
-        exact_rows=exact_rows,
+        exact_rows=exact_rows, log_u=log_u,
     )  # fmt: skip
 
 

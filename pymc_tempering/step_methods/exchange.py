@@ -45,6 +45,10 @@ _BOTTOM, _TOP, _NONE = 0, 1, -1
 EXPLORERS = ("rwm", "mala")
 LADDER_OBJECTIVES = ("swap", "evidence")
 MALA_TARGET_ACCEPT = 0.574
+# the random walk draws its normals and uniforms for this many sweeps at once (fewer, larger
+# generator calls), capped so that a block holds at most RANDOM_BLOCK_VALUES normals
+RANDOM_BLOCK = 32
+RANDOM_BLOCK_VALUES = 2**16
 
 
 @dataclass_state
@@ -58,6 +62,10 @@ class ExchangeMCState(StepMethodState):
     grad_prior: Any
     grad_lik: Any
     prior_buffer: Any
+    prior_pos: int
+    random_noise: Any
+    random_log_u: Any
+    random_pos: int
     log_scaling: np.ndarray
     param_scale: np.ndarray
     sweep: int
@@ -312,7 +320,9 @@ class ExchangeMC(ArrayStepShared):
         self.replicas = None  # set from the start point at the first step
         self.logprior = self.loglik = self.rung_replica = None
         self.grad_prior = self.grad_lik = None
-        self.prior_buffer = np.empty((0, n_params))
+        self.prior_buffer, self.prior_pos = np.empty((0, n_params)), 0
+        self.random_noise = self.random_log_u = None
+        self.random_pos = 0
         self.log_scaling = np.full(n_rungs, self._initial_log_scaling)
         self.param_scale = np.ones((n_rungs, n_params))
         self.sweep = 0
@@ -338,7 +348,6 @@ class ExchangeMC(ArrayStepShared):
         self.barrier = np.nan
         self.n_rungs_suggested = -1
         self._step_scale_cache = None
-        self._scratch_buffers = None
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         super().setup_chain(rng, tune, draws)
@@ -383,26 +392,50 @@ class ExchangeMC(ArrayStepShared):
 
     def _prior_draw(self):
         """One independent prior draw, from a buffer refilled in blocks (part of the state)."""
-        if not len(self.prior_buffer):
+        if self.prior_pos >= len(self.prior_buffer):
             self.prior_buffer = self.density.sample_prior(PRIOR_BLOCK, self.rng)
-        draw, self.prior_buffer = self.prior_buffer[0], self.prior_buffer[1:]
-        return draw
+            self.prior_pos = 0
+        self.prior_pos += 1
+        return self.prior_buffer[self.prior_pos - 1]
+
+    def _rwm_draws(self):
+        """The random numbers of one random-walk sweep, in the order both sweep paths use.
+
+        Returns the exact prior draw for rung 0 (or None), standard normals ``(n_rungs,
+        n_params)`` for the proposals, log-uniforms for the accept decisions (one per rung) and
+        for the swaps (one per neighbouring pair), and the pairs proposed for swapping. Normals
+        and uniforms come from blocks drawn for ``RANDOM_BLOCK`` sweeps at once (the block and
+        the position in it are part of the sampling state).
+        """
+        exact = self._prior_draw() if self.prior_rung else None
+        n_rungs, n_params = self.betas.size, self.density.n_params
+        noise, log_u, k = self.random_noise, self.random_log_u, self.random_pos
+        if noise is None or k >= len(noise) or noise.shape[1:] != (n_rungs, n_params):
+            size = max(1, min(RANDOM_BLOCK, RANDOM_BLOCK_VALUES // (n_rungs * n_params)))
+            noise = self.rng.standard_normal((size, n_rungs, n_params))
+            log_u = np.log(self.rng.random((size, 2 * n_rungs - 1)))
+            self.random_noise, self.random_log_u, k = noise, log_u, 0
+        self.random_pos = k + 1
+        lower = swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng)
+        return exact, noise[k], log_u[k, :n_rungs], log_u[k, n_rungs:], lower
 
     def _explore(self):
         """One local move on every rung; returns the new state and acceptance per rung."""
-        exact = self._prior_draw() if self.prior_rung else None
-        noise = np.exp(self.log_scaling)
         if self.explorer == "mala":
+            exact = self._prior_draw() if self.prior_rung else None
             x, lp, ll, self.grad_prior, self.grad_lik, acc_prob, acc = mala_sweep(
                 self.replicas, self.logprior, self.loglik, self.grad_prior, self.grad_lik,
-                self.betas, noise, self.param_scale, self.density.batch_grad, self.rng, exact,
+                self.betas, np.exp(self.log_scaling), self.param_scale, self.density.batch_grad,
+                self.rng, exact,
             )  # fmt: skip
-        else:
-            x, lp, ll, acc_prob, acc = rwm_sweep(
-                self.replicas, self.logprior, self.loglik, self.betas,
-                noise[:, None] * self.param_scale, self.density.batch, self.rng, exact,
-            )  # fmt: skip
-        return x, lp, ll, acc_prob, acc
+            lower = swap_pairs(self.betas.size, self.sweep, self.swap_scheme, self.rng)
+            return x, lp, ll, acc_prob, acc, lower, None
+        exact, noise, log_u, log_u_swap, lower = self._rwm_draws()
+        x, lp, ll, acc_prob, acc = rwm_sweep(
+            self.replicas, self.logprior, self.loglik, self.betas, self._step_scale(),
+            self.density.batch, None, exact, noise=noise, log_u=log_u,
+        )  # fmt: skip
+        return x, lp, ll, acc_prob, acc, lower, log_u_swap[lower]
 
     # -- the step --------------------------------------------------------------------------------
     def astep(self, q0: RaveledVars):
@@ -410,30 +443,25 @@ class ExchangeMC(ArrayStepShared):
             self._init_replicas(q0.data.astype(np.float64))
         if self.sweeps_per_draw == 1:
             n_rungs = self.betas.size
-            acc_prob, acc, lower, swap_prob, swapped = self._sweep()
-            swap_rates = np.full((2, n_rungs - 1), np.nan)
-            swap_rates[0, lower], swap_rates[1, lower] = swap_prob, swapped
-            accept_mean, accepted_mean = acc_prob, acc.astype(float)
+            record = self._sweep()
             if self.betas.size != n_rungs:  # tuning resized the ladder: nothing to report
-                n_rungs = self.betas.size
-                accept_mean = accepted_mean = np.full(n_rungs, np.nan)
-                swap_rates = np.full((2, n_rungs - 1), np.nan)
+                record = np.full((4, self.betas.size), np.nan)
         else:
-            accept_mean, accepted_mean, swap_rates = self._several_sweeps()
+            record = self._several_sweeps()
         stats = {
             "tune": self.tune,
-            "accept": accept_mean[-1],
-            "accepted": accepted_mean[-1],
+            "accept": record[0, -1],
+            "accepted": record[2, -1],
             "scaling": math.exp(self.log_scaling[-1]),
             "swap_rate": self.swap_sum / max(self.swap_count, 1),
             "round_trips": self.round_trips,
             "betas": self.betas,
             "rung_loglik": self.loglik.copy(),
-            "rung_accept": accept_mean,
+            "rung_accept": record[0],
             "rung_scaling": self._rung_scaling(),
             "rung_replica": self.rung_replica.copy(),
-            "swap_accept": swap_rates[0],
-            "swap_accepted": swap_rates[1],
+            "swap_accept": record[1, :-1],
+            "swap_accepted": record[3, :-1],
         }
         if self.adapt_n_rungs:
             for name in ("betas", "rung_loglik", "rung_accept", "rung_scaling", "rung_replica"):
@@ -443,42 +471,51 @@ class ExchangeMC(ArrayStepShared):
         return RaveledVars(self.replicas[-1].copy(), q0.point_map_info), [stats]
 
     def _sweep(self):
-        """One sweep (local moves, one swap round), its tuning, and the running counters."""
+        """One sweep (local moves, one swap round), its tuning and the running counters.
+
+        Returns the sweep's record, a new ``(4, n_rungs)`` array: rows 0 and 2, per rung, the
+        local acceptance probability and whether it accepted (1.0 / 0.0); rows 1 and 3, per
+        neighbouring pair (first ``n_rungs - 1`` columns), the swap acceptance probability and
+        whether it swapped, NaN for pairs not proposed.
+        """
         if self.fused:
-            acc_prob, acc, lower, swap_prob, swapped = self._fused_sweep()
+            record, lower, swap_sum = self._fused_sweep()
         else:
-            acc_prob, acc, lower, swap_prob, swapped = self._numpy_sweep()
-        self.swap_sum += swap_prob.sum()
-        self.swap_count += swap_prob.size
+            record, lower, swap_sum = self._numpy_sweep()
+        self.swap_sum += swap_sum
+        self.swap_count += lower.size
         if self.tune:
-            self._adapt(acc_prob, lower, swap_prob)
+            self._adapt(record[0], lower, record[1, lower])
         self.sweep += 1
-        return acc_prob, acc, lower, swap_prob, swapped
+        return record
 
     def _several_sweeps(self):
-        """``sweeps_per_draw`` sweeps; per-rung acceptance and per-pair swap rates averaged."""
+        """``sweeps_per_draw`` sweeps; their records averaged (swap rates over the sweeps that
+        proposed each pair, NaN for pairs never proposed)."""
         n_rungs, n = self.betas.size, 0
         for _ in range(self.sweeps_per_draw):
             if n == 0 or self.betas.size != n_rungs:  # tuning may resize the ladder mid-draw
                 n_rungs, n = self.betas.size, 0
-                accept_sum, accepted_sum = np.zeros(n_rungs), np.zeros(n_rungs)
-                swaps = np.zeros((3, n_rungs - 1))  # acceptance probability, accepted, attempts
+                total, attempts = np.zeros((4, n_rungs)), np.zeros(n_rungs)
+            record = self._sweep()
+            if record.shape[1] != self.betas.size:
+                continue  # the ladder was resized in this sweep: start counting again
             n += 1
-            acc_prob, acc, lower, swap_prob, swapped = self._sweep()
-            accept_sum += acc_prob
-            accepted_sum += acc
-            swaps[0, lower] += swap_prob
-            swaps[1, lower] += swapped
-            swaps[2, lower] += 1
-        swap_rates = np.full((2, n_rungs - 1), np.nan)
-        np.divide(swaps[:2], swaps[2], out=swap_rates, where=swaps[2] > 0)
-        return accept_sum / n, accepted_sum / n, swap_rates
+            proposed = ~np.isnan(record[1])
+            total[::2] += record[::2]
+            total[1::2, proposed] += record[1::2, proposed]
+            attempts += proposed
+        record = np.full((4, self.betas.size), np.nan)
+        if n == 0 or self.betas.size != n_rungs:
+            return record
+        record[::2] = total[::2] / n
+        np.divide(total[1::2], attempts, out=record[1::2], where=attempts > 0)
+        return record
 
     def _numpy_sweep(self):
         """Local move on every rung, then one swap round (the pure NumPy kernels)."""
-        x, lp, ll, acc_prob, acc = self._explore()
-        lower = swap_pairs(self.betas.size, self.sweep, self.swap_scheme, self.rng)
-        order, swap_prob, swapped = propose_swaps(self.betas, ll, lower, self.rng)
+        x, lp, ll, acc_prob, acc, lower, log_u_swap = self._explore()
+        order, swap_prob, swapped = propose_swaps(self.betas, ll, lower, self.rng, log_u_swap)
         if swapped.any():
             x, lp, ll = x[order], lp[order], ll[order]
             self.rung_replica = self.rung_replica[order]
@@ -486,54 +523,41 @@ class ExchangeMC(ArrayStepShared):
                 self.grad_prior, self.grad_lik = self.grad_prior[order], self.grad_lik[order]
         self.replicas, self.logprior, self.loglik = x, lp, ll
         self._track_round_trips()
-        return acc_prob, acc, lower, swap_prob, swapped
+        record = np.full((4, self.betas.size), np.nan)
+        record[0], record[2] = acc_prob, acc
+        record[1, lower], record[3, lower] = swap_prob, swapped
+        return record, lower, swap_prob.sum()
 
     def _fused_sweep(self):
         """The random-walk sweep with its bookkeeping in one compiled call, in place.
 
-        Draws the same random numbers in the same order as :meth:`_numpy_sweep`, so the two
-        give identical traces.
+        Uses the same random numbers as :meth:`_numpy_sweep`, so the two make the same
+        decisions and give identical traces.
         """
-        n_rungs = self.betas.size
-        exact = self._prior_draw() if self.prior_rung else None
-        step_scale = self._step_scale()
-        proposal = self.replicas + step_scale * self.rng.standard_normal(self.replicas.shape)
+        exact, noise, log_u, log_u_swap, lower = self._rwm_draws()
+        proposal = self.replicas + self._step_scale() * noise
         if exact is not None:
             proposal[0] = exact
         prop_logprior, prop_loglik = self.density.batch(proposal)
-        log_u = np.log(self.rng.random(n_rungs))
-        lower = swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng)
-        log_u_swap = np.log(self.rng.random(lower.size))
-        log_alpha, acc, log_r, swapped = self._scratch(n_rungs, lower.size)
+        record = np.empty((4, self.betas.size))
         self.round_trips += finish_rwm_sweep(
             self.replicas, self.logprior, self.loglik, proposal, prop_logprior, prop_loglik,
             self.betas, log_u, exact is not None, lower, log_u_swap, self.rung_replica,
-            self.last_end, log_alpha, acc, log_r, swapped,
+            self.last_end, record,
         )  # fmt: skip
-        acc_prob = np.exp(np.minimum(log_alpha, 0.0))
-        return acc_prob, acc.copy(), lower, np.exp(np.minimum(log_r, 0.0)), swapped.copy()
-
-    def _scratch(self, n_rungs, n_pairs):
-        """Output buffers of the compiled sweep, reused while the ladder keeps its size."""
-        buffers = self._scratch_buffers
-        if buffers is None or buffers[0].size != n_rungs or buffers[2].size != n_pairs:
-            buffers = (np.empty(n_rungs), np.empty(n_rungs, dtype=bool),
-                       np.empty(n_pairs), np.empty(n_pairs, dtype=bool))  # fmt: skip
-            self._scratch_buffers = buffers
-        return buffers
+        log_ratios = record[:2]  # acceptance and swap probabilities from their logs, as
+        np.exp(np.minimum(log_ratios, 0.0, out=log_ratios), out=log_ratios)  # NumPy does
+        return record, lower, record[1, lower].sum()
 
     def _step_scale(self):
-        """Proposal sd per rung and parameter, cached until ``log_scaling`` or ``param_scale``
-        change (the cache is checked against them, so restoring a sampling state is safe)."""
+        """Proposal sd per rung and parameter, cached while ``log_scaling`` and
+        ``param_scale`` are the same objects (they are replaced, never changed in place; a
+        restored sampling state brings new ones)."""
         cache = self._step_scale_cache
-        if (
-            cache is not None
-            and cache[1] is self.param_scale
-            and np.array_equal(cache[0], self.log_scaling)
-        ):
+        if cache is not None and cache[0] is self.log_scaling and cache[1] is self.param_scale:
             return cache[2]
         step_scale = np.exp(self.log_scaling)[:, None] * self.param_scale
-        self._step_scale_cache = (self.log_scaling.copy(), self.param_scale, step_scale)
+        self._step_scale_cache = (self.log_scaling, self.param_scale, step_scale)
         return step_scale
 
     def _rung_scaling(self):
@@ -565,7 +589,9 @@ class ExchangeMC(ArrayStepShared):
             n = self.moments.count
             var = (n / (n + 5.0)) * self.moments.variance() + 1e-6 * (5.0 / (n + 5.0))
             self.param_scale = np.sqrt(var)
-            self.log_scaling[:] = np.log(2.38 / np.sqrt(self.density.n_params))
+            self.log_scaling = np.full_like(
+                self.log_scaling, np.log(2.38 / np.sqrt(self.density.n_params))
+            )
             self.gain_start = t + 1
             self.moments.reset()
             self.window_len *= 2
