@@ -131,17 +131,21 @@ def compile_tempered_density(
     (logprior, loglik), flat = join_nonshared_inputs(
         initial_point, [model.varlogp, model.datalogp], vars, shared
     )
-    single = compile([flat], [logprior, loglik], **compile_kwargs)
+    # the samplers keep their states in float64 whatever floatX is: inputs are cast to the
+    # model's dtype inside the graph and outputs back to float64 (no-ops under float64)
+    flat64 = pt.vector("flat64", dtype="float64")
+    outputs = clone_replace([logprior, loglik], {flat: flat64.astype(flat.dtype)})
+    single = compile([flat64], [v.astype("float64") for v in outputs], **compile_kwargs)
     single.trust_input = True
 
-    replicas = pt.matrix("replicas", dtype=flat.dtype)
+    replicas = pt.matrix("replicas", dtype="float64")
     point_flat, (point_logprior, point_loglik) = _checks_to_switches(flat, [logprior, loglik])
     batch_logprior, batch_loglik = vectorize_graph(
-        [point_logprior, point_loglik], {point_flat: replicas}
+        [point_logprior, point_loglik], {point_flat: replicas.astype(flat.dtype)}
     )
     # a model term that does not depend on the parameters vectorises to a scalar
-    batch_logprior = pt.broadcast_to(batch_logprior, (replicas.shape[0],))
-    batch_loglik = pt.broadcast_to(batch_loglik, (replicas.shape[0],))
+    batch_logprior = pt.broadcast_to(batch_logprior, (replicas.shape[0],)).astype("float64")
+    batch_loglik = pt.broadcast_to(batch_loglik, (replicas.shape[0],)).astype("float64")
     batched_kwargs = {**compile_kwargs, "mode": _with_switch_sinking(compile_kwargs.get("mode"))}
     batched = compile([replicas], [batch_logprior, batch_loglik], **batched_kwargs)
     batched.trust_input = True
@@ -152,8 +156,8 @@ def compile_tempered_density(
             pt.grad(point_logprior, point_flat, disconnected_inputs="ignore"),
             pt.grad(point_loglik, point_flat, disconnected_inputs="ignore"),
         ]
-        batch_grads = vectorize_graph(grads, {point_flat: replicas})
-        batch_grads = [pt.broadcast_to(g, replicas.shape) for g in batch_grads]
+        batch_grads = vectorize_graph(grads, {point_flat: replicas.astype(flat.dtype)})
+        batch_grads = [pt.broadcast_to(g, replicas.shape).astype("float64") for g in batch_grads]
         batched_grad = compile(
             [replicas], [batch_logprior, batch_loglik, *batch_grads], **batched_kwargs
         )
@@ -417,26 +421,24 @@ class MinibatchGradients:
     batch_size: int
     n_rows: int
     shared: dict  # the shared variables standing for free variables SGLD does not sample
+    dtype: str = "float64"  # the compiled functions' parameter dtype (floatX)
+
+    def _flat(self, x):
+        return np.ascontiguousarray(x, dtype=self.dtype)
 
     def grads(self, x: np.ndarray):
-        return self.grads_fn(np.ascontiguousarray(x, dtype=np.float64))
+        return self.grads_fn(self._flat(x))
 
     def indexed(self, x: np.ndarray, idx: np.ndarray):
-        return self.indexed_fn(
-            np.ascontiguousarray(x, dtype=np.float64), np.asarray(idx, dtype=np.int64)
-        )
+        return self.indexed_fn(self._flat(x), np.asarray(idx, dtype=np.int64))
 
     def scores(self, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        return self.scores_fn(
-            np.ascontiguousarray(x, dtype=np.float64), np.asarray(idx, dtype=np.int64)
-        )
+        return self.scores_fn(self._flat(x), np.asarray(idx, dtype=np.int64))
 
     def control_variate_grads(self, x: np.ndarray, anchor: np.ndarray):
         """``(grad logprior(x), (N/n) sum_B [grad loglik_i(x) - grad loglik_i(anchor)])`` on one
         fresh random minibatch ``B`` (the SGLD-CV estimator's random part)."""
-        return self.cv_fn(
-            np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(anchor, np.float64)
-        )
+        return self.cv_fn(self._flat(x), self._flat(anchor))
 
     def full_loglik_grad(self, x: np.ndarray) -> np.ndarray:
         """Exact full-data log-likelihood gradient, in ``ceil(N / batch_size)`` compiled calls."""
@@ -550,6 +552,7 @@ def compile_minibatch_gradients(
             batch_size=n_rows,
             n_rows=n_rows,
             shared=shared,
+            dtype=flat.dtype,
         )
     n_calls = len({id(node.op) for node in nodes})  # PyMC clones a call's node; one op each
     if n_calls > 1:
@@ -619,6 +622,7 @@ def compile_minibatch_gradients(
         batch_size=batch_size,
         n_rows=n_rows,
         shared=shared,
+        dtype=flat.dtype,
     )
 
 

@@ -112,7 +112,8 @@ class _Langevin(GradientSharedStep):
         self._model = model
         self._fn = fn._pytensor_function
         # our states are fresh contiguous float64 vectors: skip input validation when that is
-        # the compiled dtype (with floatX = float32, PyTensor keeps checking and casting)
+        # the compiled dtype; with floatX = float32 they are cast down on each call
+        self._dtype = fn.dtype
         self._fn.trust_input = fn.dtype == "float64"
         self.beta = beta
         self.Emax = float(Emax)
@@ -128,8 +129,11 @@ class _Langevin(GradientSharedStep):
 
     # -- density ---------------------------------------------------------------------------------
     def _logp_grad(self, x):
+        """Log density and gradient; the state stays float64 whatever ``floatX`` is."""
+        if self._dtype != "float64":
+            x = x.astype(self._dtype)
         logp, grad = self._fn(x)  # fresh output arrays on every call
-        return float(logp), grad
+        return float(logp), grad.astype(np.float64, copy=False)
 
     @staticmethod
     def _finite(x, logp, grad) -> bool:
@@ -165,8 +169,7 @@ class _Langevin(GradientSharedStep):
         y = langevin_proposal(x, grad, step_size, scaling, noise)
         if not np.isfinite(y).all():
             return y, -np.inf, np.full_like(y, np.nan), False
-        logp_y, grad_y = self._fn(y)
-        logp_y = float(logp_y)
+        logp_y, grad_y = self._logp_grad(y)
         return y, logp_y, grad_y, bool(np.isfinite(logp_y) and np.isfinite(grad_y).all())
 
     def _divergence_warning(self, message: str):
