@@ -20,6 +20,9 @@ Run: python benchmarks/bench_ladder.py [--quick]
    axis, swaps with rung 1 are rejected for long stretches. An exact prior draw every sweep
    removes the stall.
    (On the models of table 1 the swap barrier sets the rate instead.)
+4. Adaptive / geometric round trips against the number of rungs (one seed each), with both
+   ladders' DEO theory rates: where the geometric ladder 2^(l-L) is already close to the
+   equal-rejection ladder, no re-placement can double the rate.
 """
 
 import argparse
@@ -179,6 +182,24 @@ def prior_rung_table(draws, tune, seeds, n_rungs, ladders):
         print(f"{'':<12}prior rung / random walk ({ladder}): {ratio:.2f}x")
 
 
+def rungs_table(draws, tune, seed, counts):
+    print(f"\n4. Round trips per 1,000 sweeps against the number of rungs ({draws} draws, {tune} "
+          f"tuning, seed {seed}); in brackets the DEO theory rate")  # fmt: skip
+    print(f"{'model':<26}{'rungs':>6}{'geometric':>18}{'adaptive':>18}{'ratio':>8}")
+    targets = [("bimodal 2-D mixture", bimodal_model), ("singular d=2 n=1e5", singular_model)]
+    for label, build in targets:
+        for n_rungs in counts:
+            cells = []
+            for ladder in ("geometric", "adaptive"):
+                idata, _, _ = run(build(), draws, tune, seed, n_rungs=n_rungs, ladder=ladder)
+                trips = idata.sample_stats.round_trips.values[0, -1] / draws * 1000
+                theory = float(pmt.global_barrier(idata).predicted_round_trip_rate)
+                cells.append((trips, theory))
+            (g, g_th), (a, a_th) = cells
+            print(f"{label:<26}{n_rungs:>6}{g:>10.1f} ({g_th:5.1f}){a:>10.1f} ({a_th:5.1f})"
+                  f"{a / max(g, 1e-9):>8.2f}")  # fmt: skip
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -187,11 +208,13 @@ def main(argv=None):
         round_trip_table(draws=500, tune=1000, seeds=(1,), n_rungs=16)
         evidence_table(draws=500, tune=1000, seeds=(1,), n_rungs=16)
         prior_rung_table(draws=2000, tune=1000, seeds=(1, 2, 3), n_rungs=8, ladders=("geometric",))
+        rungs_table(draws=500, tune=1000, seed=1, counts=(8,))
     else:
         round_trip_table(draws=4000, tune=4000, seeds=(1, 2, 3), n_rungs=32)
         evidence_table(draws=4000, tune=3000, seeds=(1, 2, 3, 4, 5), n_rungs=32)
         prior_rung_table(draws=4000, tune=2000, seeds=(1, 2, 3, 4, 5), n_rungs=8,
                          ladders=("geometric", "adaptive"))  # fmt: skip
+        rungs_table(draws=4000, tune=4000, seed=1, counts=(6, 8, 12, 16, 24, 32, 48))
 
 
 if __name__ == "__main__":
