@@ -68,13 +68,15 @@ def test_prior_rung_decorrelates_the_lowest_rung():
     for prior_rung in (False, True):
         with bimodal_model():
             idata = pm.sample(
-                draws=1000, tune=500, chains=2, cores=1, random_seed=4,
+                draws=3000, tune=500, chains=2, cores=1, random_seed=4,
                 step=pmt.ExchangeMC(n_rungs=16, prior_rung=prior_rung), **SAMPLE_KWARGS,
             )  # fmt: skip
         rung0 = pmt.tempering_dataset(idata).rung_loglik.sel(rung=0)
         ess[prior_rung] = float(az.ess(rung0))
-    # 2 chains x 1000 draws: exact draws give about one effective draw per draw
-    assert ess[True] > 1600 and ess[True] > 1.5 * ess[False], ess
+    # 2 chains x 3000 draws: exact draws give about one effective draw per draw, the random walk
+    # about half (over 20 seeds: ESS >= 0.92 N and ratio >= 1.65; at 1000 draws the ratio's 5%
+    # quantile was 1.63, too close to the bound)
+    assert ess[True] > 4800 and ess[True] > 1.5 * ess[False], ess
 
 
 def test_prior_rung_needs_a_forward_sampler():
@@ -119,9 +121,11 @@ def test_mala_explorer_on_the_bimodal_target():
 
 # -- adaptive ladder -----------------------------------------------------------------------------
 def test_adaptive_ladder_equalises_swap_rejection():
+    # 6000 draws: at 1500 the mode weight's ESS ranged 18-418 over seeds and its MCSE was too
+    # noisy for a 4-MCSE check (z sd 1.46 over 60 seeds); at 6000, z sd 1.02 over 30 seeds
     with bimodal_model():
         idata = pm.sample(
-            draws=1500, tune=3000, chains=1, random_seed=3,
+            draws=6000, tune=3000, chains=1, random_seed=3,
             step=pmt.ExchangeMC(n_rungs=12, ladder="adaptive"), **SAMPLE_KWARGS,
         )  # fmt: skip
     ds = pmt.tempering_dataset(idata)  # raises if the ladder moved after tuning

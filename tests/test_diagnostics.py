@@ -283,7 +283,7 @@ def test_arviz_functions_on_sgld_output():
         pm.Normal("y", a + b * xb, 1, observed=yb, total_size=n)
         idata = pm.sample(
             draws=200,
-            tune=50,
+            tune=500,  # with 50 the chains had not arrived: b's mean ~1.65 on some seeds
             chains=2,
             cores=1,
             step=SGLD(threshold_every=25),

@@ -437,8 +437,12 @@ def mala_gaussian_check(seed=11):
 
 
 def check_mala_gaussian(accept, max_z, pooled_z):
-    assert 0.52 <= accept <= 0.62, accept
-    assert max_z < 4.5, max_z  # 200 z-scores: P(max > 4.5) is about 1e-3
+    # tuned towards 0.574; over 80 seeds the realised rate had sd ~0.018 (one seed at 0.635)
+    assert 0.50 <= accept <= 0.65, accept
+    # 200 z-scores with estimated MCSEs: heavier-tailed than normal (95% quantile of the max
+    # 4.12 over 80 seeds, vs 3.66 for exact normals); the sampler without its Hastings term
+    # reaches 17.8
+    assert max_z < 5.0, max_z
     assert abs(pooled_z) < 4, pooled_z
 
 

@@ -494,19 +494,21 @@ def test_welling_teh_gradients_match_the_pymc_mixture_model():
 @pytest.mark.slow
 def test_welling_teh_two_mode_posterior():
     """Sec. 5.1: batch size 1, eps from 0.01 to 0.0001 with gamma = 0.55, eq. (11) weighting;
-    4 independent chains of 5,000 sweeps (5e5 steps; the paper runs one of 10,000).
+    16 independent chains of 5,000 sweeps (5e5 steps; the paper runs one of 10,000).
 
     The experiment runs the package's SGLD kernel (``sgld_step``, ``polynomial_schedule``)
     vectorised over chains with the mixture gradients in NumPy (checked against the
     compiled pm.Mixture model above): 2e6 steps through pm.sample would take ~8 minutes.
 
-    Tolerance on each marginal quantile (10/25/50/75/90%): 4 Monte Carlo standard errors,
-    taken from the spread of the per-chain quantiles (sd / sqrt(4)), plus 0.05 for SGLD's
+    Tolerance on each marginal quantile (10/25/50/75/90%) and on the mean: 4 Monte Carlo
+    standard errors, from the spread of the per-chain values (sd / sqrt(16); with 4 chains the
+    chains' shares of time in each mode varied too much for a fixed 0.1 on the mean, which
+    failed ~5% of seeds), plus 0.05 for SGLD's
     own bias: its early, large steps with batch-size-1 gradient noise (sampling threshold
     >> 1) carry weight in eq. (11). The bias is small against the posterior sds (0.41, 0.77).
     """
     x = welling_teh_data()
-    n_chains, n_steps, keep, chunk = 4, 500_000, 10, 20_000
+    n_chains, n_steps, keep, chunk = 16, 500_000, 10, 20_000
     schedule = polynomial_schedule(0.01, 1e-4, n_steps, gamma=0.55)
     rng = np.random.default_rng(2024)
     theta, precond = np.zeros((n_chains, 2)), np.ones(2)
@@ -544,7 +546,10 @@ def test_welling_teh_two_mode_posterior():
         tol = 4 * np.std(per_chain, axis=0, ddof=1) / np.sqrt(n_chains) + 0.05
         assert np.all(np.abs(pooled - reference) < tol), (name, pooled, reference, tol)
         grid_mean = np.sum(grid * np.diff(cdf, prepend=0.0))
-        assert abs(float(means[name]) - grid_mean) < 0.1, (name, float(means[name]), grid_mean)
+        chain_means = [weighted_mean_array(trace[c, :, j], eps[c]) for c in range(n_chains)]
+        tol = 4 * np.std(chain_means, ddof=1) / np.sqrt(n_chains) + 0.05
+        err = float(means[name]) - grid_mean
+        assert abs(err) < tol, (name, float(means[name]), grid_mean, tol)
 
 
 # -- logistic regression on real data ------------------------------------------------------------
