@@ -49,6 +49,9 @@ MALA_TARGET_ACCEPT = 0.574
 # generator calls), capped so that a block holds at most RANDOM_BLOCK_VALUES normals
 RANDOM_BLOCK = 32
 RANDOM_BLOCK_VALUES = 2**16
+# rows of a sweep's record (see ExchangeMC._sweep): probabilities first, so that one ufunc call
+# turns both rows of log ratios into probabilities
+ACCEPT_PROB, SWAP_PROB, ACCEPTED, SWAPPED = 0, 1, 2, 3
 
 
 @dataclass_state
@@ -420,7 +423,11 @@ class ExchangeMC(ArrayStepShared):
         return exact, noise[k], log_u[k, :n_rungs], log_u[k, n_rungs:], lower
 
     def _explore(self):
-        """One local move on every rung; returns the new state and acceptance per rung."""
+        """One local move on every rung, for the NumPy path.
+
+        Returns the new state ``x, logprior, loglik``, the acceptance probability and decision
+        per rung, the pairs to propose for swapping and their log-uniforms (None: draw them).
+        """
         if self.explorer == "mala":
             exact = self._prior_draw() if self.prior_rung else None
             x, lp, ll, self.grad_prior, self.grad_lik, acc_prob, acc = mala_sweep(
@@ -450,18 +457,18 @@ class ExchangeMC(ArrayStepShared):
             record = self._several_sweeps()
         stats = {
             "tune": self.tune,
-            "accept": record[0, -1],
-            "accepted": record[2, -1],
+            "accept": record[ACCEPT_PROB, -1],
+            "accepted": record[ACCEPTED, -1],
             "scaling": math.exp(self.log_scaling[-1]),
             "swap_rate": self.swap_sum / max(self.swap_count, 1),
             "round_trips": self.round_trips,
             "betas": self.betas,
             "rung_loglik": self.loglik.copy(),
-            "rung_accept": record[0],
+            "rung_accept": record[ACCEPT_PROB],
             "rung_scaling": self._rung_scaling(),
             "rung_replica": self.rung_replica.copy(),
-            "swap_accept": record[1, :-1],
-            "swap_accepted": record[3, :-1],
+            "swap_accept": record[SWAP_PROB, :-1],
+            "swap_accepted": record[SWAPPED, :-1],
         }
         if self.adapt_n_rungs:
             for name in ("betas", "rung_loglik", "rung_accept", "rung_scaling", "rung_replica"):
@@ -473,10 +480,11 @@ class ExchangeMC(ArrayStepShared):
     def _sweep(self):
         """One sweep (local moves, one swap round), its tuning and the running counters.
 
-        Returns the sweep's record, a new ``(4, n_rungs)`` array: rows 0 and 2, per rung, the
-        local acceptance probability and whether it accepted (1.0 / 0.0); rows 1 and 3, per
-        neighbouring pair (first ``n_rungs - 1`` columns), the swap acceptance probability and
-        whether it swapped, NaN for pairs not proposed.
+        Returns the sweep's record, a new ``(4, n_rungs)`` array: rows ``ACCEPT_PROB`` and
+        ``ACCEPTED``, per rung, the local acceptance probability and whether it accepted
+        (1.0 / 0.0); rows ``SWAP_PROB`` and ``SWAPPED``, per neighbouring pair (first
+        ``n_rungs - 1`` columns), the swap acceptance probability and whether it swapped, NaN
+        for pairs not proposed.
         """
         if self.fused:
             record, lower, swap_sum = self._fused_sweep()
@@ -485,7 +493,7 @@ class ExchangeMC(ArrayStepShared):
         self.swap_sum += swap_sum
         self.swap_count += lower.size
         if self.tune:
-            self._adapt(record[0], lower, record[1, lower])
+            self._adapt(record[ACCEPT_PROB], lower, record[SWAP_PROB, lower])
         self.sweep += 1
         return record
 
@@ -501,15 +509,16 @@ class ExchangeMC(ArrayStepShared):
             if record.shape[1] != self.betas.size:
                 continue  # the ladder was resized in this sweep: start counting again
             n += 1
-            proposed = ~np.isnan(record[1])
-            total[::2] += record[::2]
-            total[1::2, proposed] += record[1::2, proposed]
+            rungs, pairs = [ACCEPT_PROB, ACCEPTED], [SWAP_PROB, SWAPPED]
+            proposed = ~np.isnan(record[SWAP_PROB])
+            total[rungs] += record[rungs]
+            total[np.ix_(pairs, proposed)] += record[np.ix_(pairs, proposed)]
             attempts += proposed
         record = np.full((4, self.betas.size), np.nan)
         if n == 0 or self.betas.size != n_rungs:
             return record
-        record[::2] = total[::2] / n
-        np.divide(total[1::2], attempts, out=record[1::2], where=attempts > 0)
+        record[rungs] = total[rungs] / n
+        record[pairs] = np.divide(total[pairs], attempts, out=record[pairs], where=attempts > 0)
         return record
 
     def _numpy_sweep(self):
@@ -524,8 +533,8 @@ class ExchangeMC(ArrayStepShared):
         self.replicas, self.logprior, self.loglik = x, lp, ll
         self._track_round_trips()
         record = np.full((4, self.betas.size), np.nan)
-        record[0], record[2] = acc_prob, acc
-        record[1, lower], record[3, lower] = swap_prob, swapped
+        record[ACCEPT_PROB], record[ACCEPTED] = acc_prob, acc
+        record[SWAP_PROB, lower], record[SWAPPED, lower] = swap_prob, swapped
         return record, lower, swap_prob.sum()
 
     def _fused_sweep(self):
@@ -545,9 +554,9 @@ class ExchangeMC(ArrayStepShared):
             self.betas, log_u, exact is not None, lower, log_u_swap, self.rung_replica,
             self.last_end, record,
         )  # fmt: skip
-        log_ratios = record[:2]  # acceptance and swap probabilities from their logs, as
+        log_ratios = record[:2]  # ACCEPT_PROB, SWAP_PROB: probabilities from their logs, as
         np.exp(np.minimum(log_ratios, 0.0, out=log_ratios), out=log_ratios)  # NumPy does
-        return record, lower, record[1, lower].sum()
+        return record, lower, record[SWAP_PROB, lower].sum()
 
     def _step_scale(self):
         """Proposal sd per rung and parameter, cached while ``log_scaling`` and
