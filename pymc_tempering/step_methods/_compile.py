@@ -324,6 +324,13 @@ def _compile_prior_draw(model, vars, compile_kwargs):
     return fn, list(updates)
 
 
+def compile_value_and_grad(model, output):
+    """``f(x) -> (output, d output / dx)`` of the flat vector of all the model's value
+    variables (for the optimisers behind the Laplace and BIC approximations)."""
+    (out,), flat = join_nonshared_inputs(model.initial_point(), [output], model.value_vars)
+    return compile([flat], [out, pt.grad(out, flat)], on_unused_input="ignore")
+
+
 # --- Langevin (ULA / MALA): tempered logp and gradient --------------------------------------
 # (section owned by the Langevin step methods)
 def compile_tempered_logp_dlogp(model, vars, initial_point, beta, compile_kwargs=None, sampler=""):
