@@ -299,3 +299,25 @@ def test_arviz_functions_on_sgld_output():
     # a decreasing step size mixes slowly: ESS is small but must be a finite positive number
     summary = check_arviz_functions(idata, full, "b", n, min_ess=1)
     assert abs(float(summary.loc["b", "mean"]) - 2.0) < 0.5
+
+
+@pytest.mark.parametrize(
+    "make_step",
+    [lambda: pmt.ExchangeMC(n_rungs=4), lambda: ULA(step_size=0.05), MALA, SGLD],
+    ids=["exchange", "ula", "mala", "sgld"],
+)
+def test_progress_bar_columns_follow_the_stats(make_step):
+    """Every value a sampler's update function shows has a column (and every column but SGLD's
+    sampling threshold, which keeps its last finite value, gets one each draw); a run with the
+    progress bar on (rich, not a terminal here) completes."""
+    with lecture_model(lecture_data()):
+        step = make_step()
+        _, initial = step._progressbar_config(n_chains=2)
+        (update,) = step._make_progressbar_update_functions()
+        kwargs = {**SAMPLE_KWARGS, "progressbar": True}
+        idata = pm.sample(draws=30, tune=20, chains=1, random_seed=1, step=step, **kwargs)
+    stats = {name: idata.sample_stats[name].values[0, -1] for name in idata.sample_stats}
+    shown = set(update(stats)) - {"failing"}
+    assert shown <= set(initial), (shown, set(initial))
+    assert set(initial) - shown <= {"sampling_threshold"}, (shown, set(initial))
+    assert all(len(values) == 2 for values in initial.values())

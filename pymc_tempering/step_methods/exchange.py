@@ -12,8 +12,6 @@ from pymc.step_methods.compound import Competence, StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_value_vars_from_user_vars
 from pymc.vartypes import continuous_types
-from rich.progress import TextColumn
-from rich.table import Column
 
 from pymc_tempering.kernels.fused import finish_rwm_sweep
 from pymc_tempering.kernels.mala_rungs import mala_sweep
@@ -37,6 +35,7 @@ from pymc_tempering.step_methods._compile import (
     has_likelihood,
     improper_priors,
 )
+from pymc_tempering.step_methods._progress import progress_columns
 from pymc_tempering.swap import SWAP_SCHEMES, propose_swaps, swap_pairs
 
 __all__ = ["ExchangeMC"]
@@ -667,17 +666,12 @@ class ExchangeMC(ArrayStepShared):
 
     @staticmethod
     def _progressbar_config(n_chains=1):
-        columns = [
-            TextColumn("{task.fields[swap_rate]:0.2f}", table_column=Column("Swap rate", ratio=1)),
-            TextColumn("{task.fields[accept]:0.2f}", table_column=Column("Accept", ratio=1)),
-            TextColumn("{task.fields[round_trips]}", table_column=Column("Round trips", ratio=1)),
+        fields = [
+            ("swap_rate", "Swap rate", ":0.2f", 0.0),
+            ("accept", "Accept", ":0.2f", 0.0),
+            ("round_trips", "Round trips", "", 0),
         ]
-        stats = {
-            "swap_rate": [0.0] * n_chains,
-            "accept": [0.0] * n_chains,
-            "round_trips": [0] * n_chains,
-        }
-        return columns, stats
+        return progress_columns(fields, n_chains)
 
     @staticmethod
     def _make_progressbar_update_functions():

@@ -20,8 +20,6 @@ from pymc.step_methods.compound import Competence, StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_value_vars_from_user_vars
 from pymc.vartypes import continuous_types
-from rich.progress import TextColumn
-from rich.table import Column
 
 from pymc_tempering.kernels.langevin import (
     adaptation_windows,
@@ -37,6 +35,7 @@ from pymc_tempering.step_methods._compile import (
     compile_tempered_logp_dlogp,
     nonfinite_start_message,
 )
+from pymc_tempering.step_methods._progress import progress_columns
 
 __all__ = ["ULA", "MALA"]
 
@@ -370,12 +369,11 @@ class ULA(_Langevin):
 
     @staticmethod
     def _progressbar_config(n_chains=1):
-        columns = [
-            TextColumn("{task.fields[divergences]}", table_column=Column("Divergences", ratio=1)),
-            TextColumn("{task.fields[step_size]:0.3g}", table_column=Column("Step size", ratio=1)),
+        fields = [
+            ("divergences", "Divergences", "", 0),
+            ("step_size", "Step size", ":0.3g", 0.0),
         ]
-        stats = {"divergences": [0] * n_chains, "step_size": [0.0] * n_chains}
-        return columns, stats
+        return progress_columns(fields, n_chains)
 
     @staticmethod
     def _make_progressbar_update_functions():
@@ -677,17 +675,12 @@ class MALA(_Langevin):
     # -- PyMC integration ------------------------------------------------------------------------
     @staticmethod
     def _progressbar_config(n_chains=1):
-        columns = [
-            TextColumn("{task.fields[accept]:0.2f}", table_column=Column("Accept", ratio=1)),
-            TextColumn("{task.fields[step_size]:0.3g}", table_column=Column("Step size", ratio=1)),
-            TextColumn("{task.fields[divergences]}", table_column=Column("Divergences", ratio=1)),
+        fields = [
+            ("accept", "Accept", ":0.2f", 0.0),
+            ("step_size", "Step size", ":0.3g", 0.0),
+            ("divergences", "Divergences", "", 0),
         ]
-        stats = {
-            "accept": [0.0] * n_chains,
-            "step_size": [0.0] * n_chains,
-            "divergences": [0] * n_chains,
-        }
-        return columns, stats
+        return progress_columns(fields, n_chains)
 
     @staticmethod
     def _make_progressbar_update_functions():

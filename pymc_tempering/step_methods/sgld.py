@@ -10,8 +10,6 @@ from pymc.step_methods.compound import Competence, StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_value_vars_from_user_vars
 from pymc.vartypes import continuous_types, discrete_types
-from rich.progress import TextColumn
-from rich.table import Column
 
 from pymc_tempering.kernels.sgld import (
     StepSizeSchedule,
@@ -24,6 +22,7 @@ from pymc_tempering.kernels.sgld import (
     sgld_step,
 )
 from pymc_tempering.step_methods._compile import compile_minibatch_gradients
+from pymc_tempering.step_methods._progress import progress_columns
 
 __all__ = ["SGLD"]
 
@@ -357,18 +356,11 @@ class SGLD(ArrayStepShared):
 
     @staticmethod
     def _progressbar_config(n_chains=1):
-        columns = [
-            TextColumn("{task.fields[step_size]:0.2e}", table_column=Column("Step size", ratio=1)),
-            TextColumn(
-                "{task.fields[sampling_threshold]:0.3g}",
-                table_column=Column("Sampling threshold", ratio=1),
-            ),
+        fields = [
+            ("step_size", "Step size", ":0.2e", 0.0),
+            ("sampling_threshold", "Sampling threshold", ":0.3g", float("nan")),
         ]
-        stats = {
-            "step_size": [0.0] * n_chains,
-            "sampling_threshold": [float("nan")] * n_chains,
-        }
-        return columns, stats
+        return progress_columns(fields, n_chains)
 
     @staticmethod
     def _make_progressbar_update_functions():
