@@ -7,13 +7,15 @@ Rung ``l`` targets ``log pi_l = logprior + betas[l] * loglik``. With diagonal pr
 
 accepted with the Metropolis-Hastings ratio including ``q(x | x') / q(x' | x)``
 (Roberts & Tweedie 1996). Here ``noise = sqrt(2 h_l)`` is the per-rung tuning knob, the same
-knob the random walk tunes, so the two explorers share the tuning code.
+knob the random walk tunes, so the two explorers share the tuning code. The proposal maths is
+:mod:`pymc_tempering.kernels.langevin`'s, broadcast over rungs.
 """
 
 from collections.abc import Callable
 
 import numpy as np
 
+from pymc_tempering.kernels.langevin import langevin_mean, langevin_proposal
 from pymc_tempering.kernels.rwm import metropolis_accept
 
 __all__ = ["mala_log_q", "mala_sweep"]
@@ -25,10 +27,8 @@ def mala_log_q(x_to, x_from, grad_from, noise, scale):
     ``noise`` has shape (n_rungs,), ``scale`` (n_rungs, n_params); the proposal mean is
     ``x_from + (noise**2 / 2) * scale**2 * grad_from`` and its covariance ``noise**2 scale**2``.
     """
-    h = 0.5 * noise[:, None] ** 2
-    mean = x_from + h * scale**2 * grad_from
-    resid = (x_to - mean) / (noise[:, None] * scale)
-    return -0.5 * np.sum(resid**2, axis=1)
+    resid = x_to - langevin_mean(x_from, grad_from, 0.5 * noise[:, None] ** 2, scale**2)
+    return -0.5 * np.sum((resid / (noise[:, None] * scale)) ** 2, axis=1)
 
 
 def mala_sweep(x, logprior, loglik, grad_prior, grad_lik, betas, noise, scale,
@@ -39,8 +39,9 @@ def mala_sweep(x, logprior, loglik, grad_prior, grad_lik, betas, noise, scale,
     Returns ``x, logprior, loglik, grad_prior, grad_lik, accept_prob, accepted``.
     """
     grad = grad_prior + betas[:, None] * grad_lik
+    # the single-chain h-form move, broadcast over rungs: h = noise**2 / 2, M = scale**2
     h = 0.5 * noise[:, None] ** 2
-    proposal = x + h * scale**2 * grad + noise[:, None] * scale * rng.standard_normal(x.shape)
+    proposal = langevin_proposal(x, grad, h, scale**2, rng.standard_normal(x.shape))
     exact_rows = None
     if exact_draw is not None:
         proposal[0] = exact_draw
