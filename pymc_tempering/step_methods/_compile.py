@@ -634,3 +634,38 @@ def compile_minibatch_gradients(
 
 
 # --- end SGLD -------------------------------------------------------------------------------
+
+
+def minibatched_observations(model) -> list[str]:
+    """Names of the observed variables whose log-likelihood is not the full data's.
+
+    That is every observed variable whose graph holds a ``pm.Minibatch`` call, or whose
+    ``total_size`` rescales its log-likelihood (``total_size`` different from the rows held).
+    """
+    names = []
+    for rv in model.observed_RVs:
+        value = model.rvs_to_values[rv]
+        if _minibatch_nodes([rv, value]):
+            names.append(rv.name)
+        elif _is_scaled(rv):
+            rows = int(np.shape(value.eval())[0]) if value.ndim > 0 else 1
+            if _total_size(rv) != rows:
+                names.append(rv.name)
+    return names
+
+
+def refuse_minibatch(model, what: str) -> None:
+    """Raise a ValueError naming the minibatched observations, for exact samplers and evidence.
+
+    Exact samplers (MALA, ULA, ExchangeMC) and evidence estimators need the full-data
+    likelihood; a ``pm.Minibatch`` model gives them a random, rescaled one instead.
+    """
+    names = minibatched_observations(model)
+    if names:
+        raise ValueError(
+            f"{what} needs the full-data likelihood, but the observed variables {names} use "
+            "pm.Minibatch data or a `total_size` that rescales their log-likelihood, so every "
+            "evaluation would score a different random subset. Build the model on the full "
+            "data (no pm.Minibatch, no total_size) for this, or sample the minibatched model "
+            "with pmt.SGLD()."
+        )
