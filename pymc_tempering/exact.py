@@ -1,6 +1,6 @@
 r"""Exact reference values to validate samplers and evidence estimates against.
 
-Three families of models whose marginal likelihood is known without sampling:
+Models whose marginal likelihood is known without sampling:
 
 * the seed paper's singular model (Nagata & Watanabe 2008): :math:`H(w) = \prod_j w_j^2`,
   prior :math:`N(0, I_d)`, target :math:`e^{-nH(w)}\varphi(w)`; its stochastic complexity
@@ -10,7 +10,12 @@ Three families of models whose marginal likelihood is known without sampling:
 * the seed lecture on empirical Bayes: :math:`x_i \sim N(\mu, 1)`, :math:`\mu \sim N(0, b^2)`,
   for which :math:`x \sim N(0, I + b^2 11^T)` exactly;
 * conjugate Normal-Gamma linear regression, the classic radiata pine benchmark (Williams 1959;
-  Friel & Pettitt 2008).
+  Friel & Pettitt 2008);
+* the centred eight schools (Rubin 1981), :math:`\log Z_\beta` and :math:`E_\beta[\ell]` by
+  1-D quadrature over :math:`\tau` (everything else integrates out);
+* two models whose :math:`E_0[\ell] = -\infty`: a uniform likelihood whose support depends on
+  a parameter, and a hard constraint written as a Potential;
+* the egg box of Feroz, Hobson & Bridges (2009): a 2-D likelihood with many sharp maxima.
 
 Every function is NumPy/SciPy only: no sampling, no PyMC.
 """
@@ -21,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import scipy.integrate
 from scipy import stats
-from scipy.special import gammaln, loggamma
+from scipy.special import gammaln, log_ndtr, loggamma, logsumexp
 
 __all__ = [
     "SINGULAR_CONSTANT_D2",
@@ -37,6 +42,19 @@ __all__ = [
     "TWO_MODE_MEANS",
     "two_mode_model",
     "two_mode_log_evidence",
+    "EIGHT_SCHOOLS_Y",
+    "EIGHT_SCHOOLS_SIGMA",
+    "EIGHT_SCHOOLS_PRIOR",
+    "eight_schools_log_evidence",
+    "eight_schools_mean_loglik",
+    "uniform_support_log_evidence",
+    "uniform_support_mean_loglik",
+    "uniform_support_prior_probability",
+    "constrained_log_evidence",
+    "constrained_mean_loglik",
+    "EGG_BOX_SIDE",
+    "egg_box_loglik",
+    "egg_box_log_evidence",
 ]
 
 #: The O(1/log n) constant of eq. (4) for d = 2: ``4 log 2 - gamma``.
@@ -354,3 +372,282 @@ def two_mode_log_evidence(weights=TWO_MODE_WEIGHTS, means=TWO_MODE_MEANS, prior_
     logs = [np.log(w) + stats.multivariate_normal(np.zeros(mu.size), cov).logpdf(mu)
             for w, mu in zip(weights, means, strict=True)]  # fmt: skip
     return float(np.logaddexp.reduce(logs))
+
+
+# --- eight schools (Rubin 1981), centred -------------------------------------------------------
+#: Observed effects and their standard errors of the eight schools (Rubin 1981; Gelman et al.,
+#: BDA3 sec. 5.5).
+EIGHT_SCHOOLS_Y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
+EIGHT_SCHOOLS_SIGMA = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
+#: Prior scales: ``mu ~ N(0, mu_sd)``, ``tau ~ HalfCauchy(tau_scale)``.
+EIGHT_SCHOOLS_PRIOR = {"mu_sd": 5.0, "tau_scale": 5.0}
+
+
+def _schools_marginal(tau, beta, y, sigma, mu_sd):
+    r"""``log N(y; 0, Sigma)`` and ``E[loglik | tau]`` at each ``tau``, under likelihood^beta.
+
+    :math:`\Sigma = D + m^2 11^T`, :math:`D = \mathrm{diag}(\sigma_j^2/\beta + \tau^2)`, inverted
+    by Sherman-Morrison. Given :math:`\tau`, the residual :math:`r = y - \theta` is Gaussian with
+    mean :math:`s\Sigma^{-1}y` and variance :math:`s - s^2\Sigma^{-1}_{jj}`,
+    :math:`s = \sigma_j^2/\beta`.
+    """
+    tau = np.asarray(tau, dtype=float)[..., None]
+    s = sigma**2 / beta
+    u = 1.0 / (s + tau**2)
+    den = 1.0 + mu_sd**2 * u.sum(-1, keepdims=True)
+    sinv_y = u * y - mu_sd**2 * u * (u * y).sum(-1, keepdims=True) / den
+    sinv_jj = u - mu_sd**2 * u**2 / den
+    log_det = -np.log(u).sum(-1) + np.log(den[..., 0])
+    log_n = -0.5 * (y.size * np.log(2 * np.pi) + log_det + (y * sinv_y).sum(-1))
+    r2 = s + s**2 * (sinv_y**2 - sinv_jj)  # E[r_j^2]
+    loglik = -0.5 * (np.log(2 * np.pi * sigma**2) + r2 / sigma**2).sum(-1)
+    return log_n, loglik
+
+
+def _schools_tau_quad(beta, y, sigma, mu_sd, tau_scale):
+    """``log Z_beta`` (up to the beta-only constant) and ``E_beta[loglik]``, over phi = atan."""
+    # tau = scale * tan(phi) makes HalfCauchy(scale) uniform on (0, pi/2); likelihood^beta
+    # flattens out to tau ~ sigma / sqrt(beta): break the range there
+    knees = sigma.max() / np.sqrt(beta) * np.array([0.1, 1.0, 10.0])
+    points = np.arctan(np.concatenate([[sigma.min()], knees]) / tau_scale)
+    grid = np.tan(np.linspace(0, np.pi / 2, 2001)[:-1]) * tau_scale
+    shift = _schools_marginal(grid, beta, y, sigma, mu_sd)[0].max()
+
+    def integrand(phi):
+        log_n, loglik = _schools_marginal(tau_scale * np.tan(phi), beta, y, sigma, mu_sd)
+        weight = np.exp(log_n - shift) * 2.0 / np.pi
+        return np.array([weight, weight * loglik])
+
+    total = scipy.integrate.quad_vec(
+        integrand, 0.0, np.pi / 2, points=np.sort(points), epsabs=0.0, epsrel=1e-12
+    )[0]
+    return shift + np.log(total[0]), total[1] / total[0]
+
+
+def eight_schools_log_evidence(beta=1.0, y=EIGHT_SCHOOLS_Y, sigma=EIGHT_SCHOOLS_SIGMA, **prior):
+    r"""Exact :math:`\log Z_\beta` of the centred eight-schools model (by 1-D quadrature).
+
+    :math:`\mu \sim N(0, m^2)`, :math:`\tau \sim \mathrm{HalfCauchy}(c)`,
+    :math:`\theta_j \sim N(\mu, \tau^2)`, :math:`y_j \sim N(\theta_j, \sigma_j^2)`;
+    :math:`Z_\beta = \int p(\mu,\tau,\theta)\prod_j N(y_j;\theta_j,\sigma_j^2)^\beta`. Since
+    :math:`N(y;\theta,\sigma^2)^\beta = (2\pi\sigma^2)^{(1-\beta)/2}\beta^{-1/2}
+    N(y;\theta,\sigma^2/\beta)`, :math:`\theta` and :math:`\mu` integrate out:
+    :math:`y \mid \tau \sim N(0, \mathrm{diag}(\sigma_j^2/\beta + \tau^2) + m^2 11^T)`, and
+    :math:`\tau = c\tan\phi` turns the last integral into one over :math:`\phi \sim U(0,\pi/2)`
+    (adaptive quadrature, relative accuracy about 1e-12). Gelman et al., *Bayesian Data
+    Analysis* (3rd ed.), sec. 5.4-5.5.
+
+    Parameters
+    ----------
+    beta : float, default 1.0
+        Power of the likelihood, in (0, 1]; 1 gives the marginal likelihood.
+    y, sigma : array_like, default the eight schools
+    **prior
+        ``mu_sd`` and ``tau_scale``, default :data:`EIGHT_SCHOOLS_PRIOR` (5 and 5).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(eight_schools_log_evidence(), 4)
+    -31.3113
+    """
+    y, sigma, beta = np.asarray(y, float), np.asarray(sigma, float), float(beta)
+    prior = EIGHT_SCHOOLS_PRIOR | prior
+    if not 0 < beta <= 1:
+        raise ValueError(f"`beta` must lie in (0, 1], got {beta}.")
+    log_z, _ = _schools_tau_quad(beta, y, sigma, prior["mu_sd"], prior["tau_scale"])
+    const = np.sum(0.5 * (1 - beta) * np.log(2 * np.pi * sigma**2) - 0.5 * np.log(beta))
+    return float(log_z + const)
+
+
+def eight_schools_mean_loglik(betas, y=EIGHT_SCHOOLS_Y, sigma=EIGHT_SCHOOLS_SIGMA, **prior):
+    r"""Exact :math:`E_\beta[\ell]` of the centred eight-schools model on every rung.
+
+    :math:`E_\beta[\ell] = \int E_\beta[\ell\mid\tau]\,p_\beta(\tau)\,d\tau` with
+    :math:`p_\beta(\tau) \propto p(\tau) N(y; 0, \Sigma_\beta(\tau))` as in
+    :func:`eight_schools_log_evidence`, and, given :math:`\tau`,
+    :math:`E[(y_j-\theta_j)^2] = s_j + s_j^2((\Sigma^{-1}y)_j^2 - \Sigma^{-1}_{jj})`,
+    :math:`s_j = \sigma_j^2/\beta` (Gaussian conditioning). It equals
+    :math:`d\log Z_\beta/d\beta`. At :math:`\beta = 0` it is :math:`-\infty`: under the prior
+    :math:`\theta_j` has the half-Cauchy's infinite variance, and near 0 the curve falls like
+    :math:`\beta^{-1/2}` (integrable).
+
+    Parameters
+    ----------
+    betas : array_like
+        Inverse temperatures in [0, 1].
+    y, sigma, **prior
+        As :func:`eight_schools_log_evidence`.
+
+    Returns
+    -------
+    ndarray
+    """
+    y, sigma = np.asarray(y, float), np.asarray(sigma, float)
+    prior = EIGHT_SCHOOLS_PRIOR | prior
+    betas = np.atleast_1d(np.asarray(betas, dtype=float))
+    return np.array(
+        [
+            _schools_tau_quad(b, y, sigma, prior["mu_sd"], prior["tau_scale"])[1] if b > 0
+            else -np.inf
+            for b in betas
+        ]
+    )  # fmt: skip
+
+
+# --- a support that depends on a parameter -----------------------------------------------------
+def _log_normal_interval(a, b):
+    r""":math:`\log(\Phi(b) - \Phi(a))` for :math:`a < b`, stable in both tails."""
+    if a > 0:  # upper tail: Phi(b) - Phi(a) = Phi(-a) - Phi(-b)
+        a, b = -b, -a
+    lb, la = log_ndtr(b), log_ndtr(a)
+    return float(lb + np.log1p(-np.exp(la - lb)))
+
+
+def uniform_support_prior_probability(y, width=10.0):
+    r"""Prior probability of the support of :math:`y_i \sim U(u - w, u)`, :math:`u \sim N(0, 1)`.
+
+    The likelihood is non-zero iff :math:`\max_i y_i \le u \le \min_i y_i + w`:
+    :math:`P = \Phi(\min y + w) - \Phi(\max y)` (0 when the data span more than ``w``).
+    """
+    y = np.asarray(y, dtype=float)
+    lo, hi = y.max(), y.min() + width
+    return float(np.exp(_log_normal_interval(lo, hi))) if lo < hi else 0.0
+
+
+def uniform_support_log_evidence(y, width=10.0):
+    r"""Exact :math:`\log Z` of :math:`u \sim N(0,1)`, :math:`y_i \sim U(u - w, u)`, ``i = 1..n``.
+
+    The likelihood is :math:`w^{-n}` on :math:`\max y \le u \le \min y + w` and 0 elsewhere, so
+    :math:`Z = w^{-n}(\Phi(\min y + w) - \Phi(\max y))`; the difference of normal CDFs is taken
+    in logs (:func:`scipy.special.log_ndtr`, the upper tail by symmetry). ``-inf`` when the
+    data span more than ``w``.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+    width : float, default 10.0
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    Thermodynamic integration misses :math:`\log P(\text{support})` here: for every
+    :math:`\beta > 0` the power posterior lives on the support and
+    :math:`E_\beta[\ell] = -n\log w` (:func:`uniform_support_mean_loglik`), so
+    :math:`\int_0^1 E_\beta[\ell]\,d\beta = -n\log w`; the jump sits at :math:`\beta = 0`, where
+    :math:`E_0[\ell] = -\infty`. Stepping stone's first stone,
+    :math:`E_0[e^{\beta_1\ell}] = P(\text{support})\,w^{-n\beta_1}`, gets it right.
+
+    Examples
+    --------
+    >>> round(uniform_support_log_evidence([-1.0, 2.0]), 4)   # -2 log 10 + log(Phi(9) - Phi(2))
+    -8.3884
+    """
+    y = np.asarray(y, dtype=float)
+    lo, hi = y.max(), y.min() + width
+    log_p = _log_normal_interval(lo, hi) if lo < hi else -np.inf
+    return float(-y.size * np.log(width) + log_p)
+
+
+def uniform_support_mean_loglik(y, betas, width=10.0):
+    r""":math:`E_\beta[\ell]` of :func:`uniform_support_log_evidence`'s model: :math:`-n\log w`
+    for :math:`\beta > 0` (the log-likelihood is constant on the support), :math:`-\infty` at
+    :math:`\beta = 0` (the prior puts mass :math:`1 - P(\text{support}) > 0` where
+    :math:`\ell = -\infty`)."""
+    betas = np.atleast_1d(np.asarray(betas, dtype=float))
+    return np.where(betas > 0, -np.size(y) * np.log(width), -np.inf)
+
+
+# --- a hard constraint written as a Potential --------------------------------------------------
+def _constrained_posterior(y, beta):
+    """Mean and sd of x under N(0, 1) * prod N(y_i; x, 1)^beta, before the constraint."""
+    y = np.asarray(y, dtype=float)
+    var = 1.0 / (1.0 + beta * y.size)
+    return var * beta * y.sum(), np.sqrt(var)
+
+
+def constrained_log_evidence(y):
+    r"""Exact :math:`\log Z` of :math:`x \sim N(0,1)`, :math:`y_i \sim N(x, 1)`, and the hard
+    constraint :math:`x > 0` (a Potential of 0 or :math:`-\infty`).
+
+    :math:`Z = Z_0\,P_0(x > 0 \mid y)`, with :math:`Z_0` the unconstrained evidence
+    (:func:`lecture_log_evidence` with ``b = 1``) and the unconstrained posterior
+    :math:`x \mid y \sim N(S/(1+n), 1/(1+n))`, so
+    :math:`\log Z = \log Z_0 + \log\Phi(S/\sqrt{1+n})`, :math:`S = \sum_i y_i`.
+
+    Examples
+    --------
+    >>> round(constrained_log_evidence([0.0]), 6)   # N(0, 2) density at 0, times 1/2
+    -1.958659
+    """
+    mean, sd = _constrained_posterior(y, 1.0)
+    return float(lecture_log_evidence(y, 1.0) + log_ndtr(mean / sd))
+
+
+def constrained_mean_loglik(y, betas):
+    r""":math:`E_\beta[\ell]` of :func:`constrained_log_evidence`'s model, the Potential counted
+    in :math:`\ell` (as ``model.datalogp`` does).
+
+    For :math:`\beta > 0` the power posterior is :math:`N(m_\beta, s_\beta^2)` truncated to
+    :math:`x > 0`, :math:`s_\beta^2 = 1/(1 + n\beta)`, :math:`m_\beta = s_\beta^2\beta S`, and
+    :math:`E_\beta[\ell] = -\tfrac n2\log 2\pi - \tfrac12(\sum_i(y_i-\bar y)^2
+    + n\,E[(x-\bar y)^2])` with the truncated normal's moments; :math:`-\infty` at
+    :math:`\beta = 0` (half the prior violates the constraint).
+    """
+    y = np.asarray(y, dtype=float)
+    n, ybar = y.size, y.mean()
+    out = []
+    for beta in np.atleast_1d(np.asarray(betas, dtype=float)):
+        if beta == 0:
+            out.append(-np.inf)
+            continue
+        mean, sd = _constrained_posterior(y, beta)
+        x = stats.truncnorm(-mean / sd, np.inf, loc=mean, scale=sd)
+        sq = x.var() + (x.mean() - ybar) ** 2
+        out.append(-0.5 * n * np.log(2 * np.pi) - 0.5 * (np.sum((y - ybar) ** 2) + n * sq))
+    return np.array(out)
+
+
+# --- the egg-box likelihood (Feroz, Hobson & Bridges 2009) -------------------------------------
+#: Side of the egg-box's uniform prior square, ``[0, 10 pi]^2``.
+EGG_BOX_SIDE = 10.0 * np.pi
+
+
+def egg_box_loglik(x, y):
+    r"""The egg-box log-likelihood :math:`(2 + \cos(x/2)\cos(y/2))^5` (NumPy)."""
+    return (2.0 + np.cos(np.asarray(x) / 2.0) * np.cos(np.asarray(y) / 2.0)) ** 5
+
+
+def egg_box_log_evidence(n_grid=512):
+    r"""Exact :math:`\log Z` of the egg box: uniform prior on :math:`[0, 10\pi]^2`,
+    :math:`\ell(x, y) = (2 + \cos(x/2)\cos(y/2))^5` (Feroz, Hobson & Bridges 2009, sec. 6.2).
+
+    With :math:`u = x/2`, :math:`v = y/2` on :math:`[0, 5\pi]`, the integrand depends on
+    :math:`\cos u` and :math:`\cos v` only, and the mean of any function of :math:`\cos u` over
+    :math:`[0, 5\pi]` equals its mean over one period (:math:`[4\pi, 5\pi]` mirrors onto
+    :math:`[\pi, 2\pi]`), so :math:`Z = (2\pi)^{-2}\int_0^{2\pi}\!\int_0^{2\pi}
+    e^{(2+\cos u\cos v)^5}du\,dv`: a smooth periodic integrand, for which the trapezoid rule on
+    an ``n_grid``-point grid per axis converges geometrically (the peaks have width
+    :math:`1/\sqrt{405} \approx 0.05` in :math:`u`; 128 points already agree with 2048 to
+    1e-13). Summed by log-sum-exp.
+
+    Returns
+    -------
+    float
+        235.85594033225 (to about 1e-12). Feroz et al. quote 235.88, which is what a 64-point
+        grid gives.
+
+    Examples
+    --------
+    >>> round(egg_box_log_evidence(), 4)
+    235.8559
+    """
+    u = 2.0 * np.pi * np.arange(int(n_grid)) / int(n_grid)
+    c = np.cos(u)
+    return float(logsumexp((2.0 + c[:, None] * c[None, :]) ** 5) - 2.0 * np.log(int(n_grid)))

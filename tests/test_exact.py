@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import scipy.integrate
+import scipy.special
 from scipy import stats
 
 from pymc_tempering import exact
@@ -155,3 +156,124 @@ def test_two_mode_log_evidence_against_quadrature():
     )
     numeric = np.log(np.sum(prior * lik) * dx * dx)
     assert abs(numeric - ex.two_mode_log_evidence()) < 1e-6
+
+
+# --- eight schools -----------------------------------------------------------------------------
+def _gauss_legendre(lo, hi, pieces, order=20):
+    """Nodes and weights of composite Gauss-Legendre on [lo, hi]."""
+    x, w = np.polynomial.legendre.leggauss(order)
+    edges = np.linspace(lo, hi, pieces + 1)
+    half = np.diff(edges)[:, None] / 2
+    return (edges[:-1, None] + (x + 1) * half).ravel(), (w * half).ravel()
+
+
+def _schools_log_z_2d(beta):
+    """log Z_beta by a 2-D Gauss-Legendre grid over (mu, phi = atan(tau / 5)), theta integrated
+    out school by school (no Sherman-Morrison, no conditioning on tau)."""
+    y, sigma = exact.EIGHT_SCHOOLS_Y, exact.EIGHT_SCHOOLS_SIGMA
+    # N(y; theta, s^2)^beta = (2 pi s^2)^((1 - beta)/2) beta^(-1/2) N(y; theta, s^2 / beta)
+    const = np.sum(0.5 * (1 - beta) * np.log(2 * np.pi * sigma**2) - 0.5 * np.log(beta))
+    mu, w_mu = _gauss_legendre(-45.0, 45.0, 30)
+    phi, w_phi = _gauss_legendre(0.0, np.pi / 2, 40)
+    tau = 5.0 * np.tan(phi)  # HalfCauchy(5) is uniform in phi on (0, pi / 2)
+    sd = np.sqrt(sigma**2 / beta + tau[None, :, None] ** 2)
+    log_lik = stats.norm.logpdf(y, mu[:, None, None], sd).sum(-1)
+    log_f = log_lik + stats.norm.logpdf(mu, 0, 5)[:, None] + np.log(2 / np.pi)
+    log_w = np.log(w_mu)[:, None] + np.log(w_phi)[None, :]
+    return scipy.special.logsumexp(log_f + log_w) + const
+
+
+def test_eight_schools_log_evidence_issue_value_and_2d_quadrature():
+    value = exact.eight_schools_log_evidence()
+    assert round(value, 4) == -31.3113  # the value the project's issue quotes
+    assert value == pytest.approx(_schools_log_z_2d(1.0), abs=1e-9)
+    for beta in (0.01, 0.3):
+        ref = _schools_log_z_2d(beta)
+        assert exact.eight_schools_log_evidence(beta) == pytest.approx(ref, abs=1e-9)
+
+
+def test_eight_schools_mean_loglik_is_the_derivative_and_integrates_to_log_z():
+    for beta in (1e-4, 0.05, 0.5, 0.9):
+        h = 1e-4 * beta
+        slope = (
+            exact.eight_schools_log_evidence(beta + h) - exact.eight_schools_log_evidence(beta - h)
+        ) / (2 * h)
+        assert exact.eight_schools_mean_loglik([beta])[0] == pytest.approx(slope, rel=1e-6)
+    # E_beta falls like beta^-1/2 near 0: integrate over t = sqrt(beta), d beta = 2 t dt
+    t = np.linspace(0.0, 1.0, 201)[1:]
+    curve = exact.eight_schools_mean_loglik(t**2) * 2 * t
+    # the t -> 0 limit of 2 t E_{t^2}, extrapolated from the first rungs (quadratic in t)
+    head = np.polyval(np.polyfit(t[:4], curve[:4], 2), 0.0)
+    integral = scipy.integrate.simpson(np.concatenate([[head], curve]), x=np.r_[0.0, t])
+    assert integral == pytest.approx(exact.eight_schools_log_evidence(), abs=1e-3)
+    assert exact.eight_schools_mean_loglik([0.0])[0] == -np.inf
+
+
+# --- parameter-dependent support ---------------------------------------------------------------
+@pytest.mark.parametrize("y", [[-1.0, 2.0, 0.5], [6.0, 7.0], [-12.0, -9.5, -10.8]])
+def test_uniform_support_log_evidence_against_quadrature(y):
+    y = np.asarray(y)
+    lo, hi = y.max(), y.min() + 10.0
+    scale = stats.norm.pdf(np.clip(0.0, lo, hi))  # the largest prior density on the support
+    mass = scipy.integrate.quad(
+        lambda u: stats.norm.pdf(u) / scale, lo, hi, epsabs=0, epsrel=1e-12
+    )[0]
+    ref = np.log(mass) + np.log(scale) - y.size * np.log(10.0)
+    assert exact.uniform_support_log_evidence(y) == pytest.approx(ref, abs=1e-9)
+    probability = exact.uniform_support_prior_probability(y)
+    assert np.log(probability) == pytest.approx(ref + y.size * np.log(10.0), abs=1e-9)
+
+
+def test_uniform_support_monte_carlo_and_mean_loglik():
+    y = np.array([-1.0, 2.0, 0.5])
+    u = np.random.default_rng(4).standard_normal(400_000)
+    inside = (u >= y.max()) & (u <= y.min() + 10.0)
+    z = inside * 10.0**-y.size
+    mcse = z.std() / np.sqrt(z.size)
+    assert np.exp(exact.uniform_support_log_evidence(y)) == pytest.approx(z.mean(), abs=4 * mcse)
+    e = exact.uniform_support_mean_loglik(y, [0.0, 0.01, 1.0])
+    assert e[0] == -np.inf and np.allclose(e[1:], -3 * np.log(10.0))
+    assert exact.uniform_support_log_evidence([0.0, 11.0]) == -np.inf
+    assert exact.uniform_support_prior_probability([0.0, 11.0]) == 0.0
+
+
+# --- hard constraint as a Potential ------------------------------------------------------------
+def _constrained_log_z(y, beta):
+    def f(x):
+        return np.exp(beta * stats.norm.logpdf(y, x, 1.0).sum() + 20.0) * stats.norm.pdf(x)
+
+    return np.log(scipy.integrate.quad(f, 0, 12, epsabs=0, epsrel=1e-12)[0]) - 20.0
+
+
+@pytest.mark.parametrize("y", [[0.3, -0.2, 1.1, 0.4], [-1.5, -0.7, -2.2, -0.9, -1.1]])
+def test_constrained_log_evidence_and_mean_loglik_against_quadrature(y):
+    y = np.asarray(y)
+    assert exact.constrained_log_evidence(y) == pytest.approx(_constrained_log_z(y, 1.0), abs=1e-9)
+    for beta in (0.02, 0.4, 0.999):
+        h = 1e-4 * beta
+        slope = (_constrained_log_z(y, beta + h) - _constrained_log_z(y, beta - h)) / (2 * h)
+        assert exact.constrained_mean_loglik(y, [beta])[0] == pytest.approx(slope, rel=1e-6)
+    assert exact.constrained_mean_loglik(y, [0.0])[0] == -np.inf
+
+
+# --- the egg box -------------------------------------------------------------------------------
+def test_egg_box_log_evidence_against_gauss_legendre_on_the_full_square():
+    """No periodicity used: Gauss-Legendre on 300 pieces per axis of [0, 10 pi]."""
+    nodes, weights = np.polynomial.legendre.leggauss(8)
+    edges = np.linspace(0.0, exact.EGG_BOX_SIDE, 301)
+    half = np.diff(edges)[:, None] / 2
+    x = (edges[:-1, None] + (nodes + 1) * half).ravel()
+    log_w = np.log((weights * half).ravel())
+    log_f = exact.egg_box_loglik(x[:, None], x[None, :]) + log_w[:, None] + log_w[None, :]
+    ref = scipy.special.logsumexp(log_f) - 2 * np.log(exact.EGG_BOX_SIDE)
+    assert exact.egg_box_log_evidence() == pytest.approx(ref, abs=1e-10)
+    assert exact.egg_box_log_evidence(2048) == pytest.approx(ref, abs=1e-10)
+    assert abs(exact.egg_box_log_evidence() - 235.88) > 0.02  # the published value is coarse
+
+
+def test_egg_box_monte_carlo():
+    xy = np.random.default_rng(5).uniform(0, exact.EGG_BOX_SIDE, size=(2, 1_000_000))
+    ratio = np.exp(exact.egg_box_loglik(*xy) - 243.0)
+    mcse = ratio.std() / np.sqrt(ratio.size) / ratio.mean()
+    estimate = 243.0 + np.log(ratio.mean())
+    assert exact.egg_box_log_evidence() == pytest.approx(estimate, abs=4 * mcse)
