@@ -267,7 +267,7 @@ def test_egg_box_log_evidence_against_gauss_legendre_on_the_full_square():
     log_f = exact.egg_box_loglik(x[:, None], x[None, :]) + log_w[:, None] + log_w[None, :]
     ref = scipy.special.logsumexp(log_f) - 2 * np.log(exact.EGG_BOX_SIDE)
     assert exact.egg_box_log_evidence() == pytest.approx(ref, abs=1e-10)
-    assert exact.egg_box_log_evidence(2048) == pytest.approx(ref, abs=1e-10)
+    assert exact.egg_box_log_evidence(n_grid=2048) == pytest.approx(ref, abs=1e-10)
     assert abs(exact.egg_box_log_evidence() - 235.88) > 0.02  # the published value is coarse
 
 
@@ -277,3 +277,17 @@ def test_egg_box_monte_carlo():
     mcse = ratio.std() / np.sqrt(ratio.size) / ratio.mean()
     estimate = 243.0 + np.log(ratio.mean())
     assert exact.egg_box_log_evidence() == pytest.approx(estimate, abs=4 * mcse)
+
+
+def test_egg_box_power_moments_are_derivatives_of_log_z():
+    for beta in (1e-3, 0.05, 0.5, 1.0):
+        h = 1e-4 * beta
+        log_z = [exact.egg_box_log_evidence(b) for b in (beta - h, beta, beta + h)]
+        mean, var = exact.egg_box_power_moments([beta])
+        assert mean[0] == pytest.approx((log_z[2] - log_z[0]) / (2 * h), rel=1e-7)
+        assert var[0] == pytest.approx((log_z[2] - 2 * log_z[1] + log_z[0]) / h**2, rel=1e-4)
+    mean, var = exact.egg_box_power_moments([0.0])  # the prior: uniform (u, v) on one period
+    u = np.linspace(0, 2 * np.pi, 4001)[:-1]
+    prior = exact.egg_box_loglik(2 * u[:, None], 2 * u[None, :])
+    assert mean[0] == pytest.approx(prior.mean(), rel=1e-12)
+    assert var[0] == pytest.approx(prior.var(), rel=1e-12)
