@@ -194,11 +194,11 @@ def radiata(seed):
                 print(f"{'':<22}warning: {note}")
             if noncentred:
                 results[name] = result
-        for label, fn in (("Laplace (approximation)", ev.laplace_evidence), ("BIC", ev.bic)):
+        for label, fn in (("Laplace (approximation)", pmt.laplace_evidence), ("BIC", pmt.bic)):
             value = float(fn(model).log_marginal_likelihood)
             print(f"{'':<22}{label:<40}{value:>11.4f}{value - exact:>+9.4f}")
     print("\ncompare_evidence (non-centred runs, TI):")
-    print(ev.compare_evidence(results).to_string(float_format=lambda v: f"{v:.4g}"))
+    print(pmt.compare_evidence(results).to_string(float_format=lambda v: f"{v:.4g}"))
 
 
 def main():

@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402
 
 import pymc_tempering as pmt  # noqa: E402
-from pymc_tempering.evidence import (  # noqa: E402
+from pymc_tempering import (  # noqa: E402
     EvidenceWarning,
     bic,
     evidence_ladder,

@@ -35,7 +35,7 @@ import pymc as pm  # noqa: E402
 import pytensor.tensor as pt  # noqa: E402
 
 import pymc_tempering as pmt  # noqa: E402
-from pymc_tempering.evidence import (  # noqa: E402
+from pymc_tempering import (  # noqa: E402
     EvidenceWarning,
     bic,
     compare_evidence,

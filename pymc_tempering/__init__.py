@@ -8,6 +8,8 @@ tempering diagnostics and plots. Exact reference values live in :mod:`pymc_tempe
 
 from pymc_tempering import exact
 from pymc_tempering._trace import tempering_dataset
+from pymc_tempering.approximations import bic, laplace_evidence
+from pymc_tempering.comparison import compare_evidence
 from pymc_tempering.diagnostics import (
     add_tempering_group,
     global_barrier,
@@ -17,10 +19,7 @@ from pymc_tempering.diagnostics import (
 )
 from pymc_tempering.evidence import (
     EvidenceWarning,
-    bic,
-    compare_evidence,
     evidence_ladder,
-    laplace_evidence,
     marginal_likelihood,
     stepping_stone,
     thermodynamic_integration,

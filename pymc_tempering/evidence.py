@@ -1,4 +1,4 @@
-r"""Marginal likelihood (evidence) from tempered traces, Bayes factors, and cheap approximations.
+r"""Marginal likelihood (evidence) from tempered traces: thermodynamic integration, stepping stone.
 
 Every rung :math:`l` of an ExchangeMC run samples the power posterior
 :math:`p_{\beta_l}(w) \propto p(w)\,p(y \mid w)^{\beta_l}` and records the log-likelihood
@@ -12,28 +12,40 @@ turn those traces into :math:`\log Z = \log \int p(w)\,p(y \mid w)\,dw`:
 * stepping stone (Xie et al. 2011; Nagata & Watanabe 2008, sec. 4.1):
   :math:`\log Z = \sum_l \log E_{\beta_l}[\exp((\beta_{l+1} - \beta_l)\,\ell)]`.
 
-Layout: the NumPy cores that take arrays with axis arguments (``ti_quadrature``, ``ti_draws``,
-``stepping_stone_draws``) live in :mod:`pymc_tempering.kernels.evidence` and are re-exported
-here; this module has the public functions that read a DataTree through
-:func:`pymc_tempering.tempering_dataset` and return labelled xarray Datasets or DataFrames.
+Both come from the same draws, so each is computed with the other as a cross-check; every
+check that can make an estimate untrustworthy lives in :mod:`pymc_tempering._evidence_checks`.
+The NumPy cores (``ti_quadrature``, ``ti_draws``, ``stepping_stone_draws``) live in
+:mod:`pymc_tempering.kernels.evidence`. Model comparison is in :mod:`pymc_tempering.comparison`,
+the Laplace and BIC approximations in :mod:`pymc_tempering.approximations`.
 """
 
-import hashlib
-import warnings
+from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import pymc as pm
-import scipy.optimize
 import xarray as xr
 from arviz_stats.base import array_stats
-from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.model import modelcontext
-from scipy.special import logsumexp
 
+from pymc_tempering._evidence_checks import (
+    EvidenceWarning,
+    agreement_problems,
+    quadrature_problems,
+    sampling_problems,
+    tail_problems,
+    warn,
+)
+from pymc_tempering._fingerprint import observed_fingerprint
 from pymc_tempering._trace import has_per_chain_ladders, one_chain, tempering_dataset
-from pymc_tempering.kernels.evidence import stepping_stone_draws, ti_draws, ti_quadrature
-from pymc_tempering.step_methods._compile import compile_value_and_grad
+from pymc_tempering.kernels.evidence import (
+    pareto_khat,
+    power_posterior_moments,
+    stepping_stone_draws,
+    ti_discretisation_error,
+    ti_draws,
+    ti_quadrature,
+)
+from pymc_tempering.step_methods._compile import refuse_minibatch
 from pymc_tempering.step_methods.exchange import ExchangeMC
 
 __all__ = [
@@ -45,19 +57,10 @@ __all__ = [
     "stepping_stone",
     "evidence_ladder",
     "marginal_likelihood",
-    "compare_evidence",
-    "laplace_evidence",
-    "bic",
+    "ESTIMATORS",
 ]
 
-MIN_DRAWS = 400  # chains * draws below which an evidence estimate is flagged
-MIN_ESS = 100  # effective sample size below which a rung (or the estimate) is flagged
-MIN_SWAP_RATE = 0.01  # neighbouring-pair swap acceptance below which the ladder is flagged
 ESTIMATORS = ("thermodynamic_integration", "stepping_stone")
-
-
-class EvidenceWarning(UserWarning):
-    """An evidence estimate was computed but should not be trusted as it stands."""
 
 
 def _mcse(ary):
@@ -70,83 +73,141 @@ def _mcse(ary):
     return np.std(ary, axis=(0, 1), ddof=1) / np.sqrt(ess), ess
 
 
-# --- reading traces ----------------------------------------------------------------------------
-def _fingerprint(named_arrays: dict):
-    digest = hashlib.sha1()
-    for name in sorted(named_arrays):
-        digest.update(name.encode())
-        digest.update(np.ascontiguousarray(named_arrays[name], dtype=float).tobytes())
-    return digest.hexdigest()
+def _two_sided_khat(terms) -> float:
+    flat = np.ravel(terms)
+    return float(max(pareto_khat(flat), pareto_khat(-flat)))
 
 
-def _observed_fingerprint(data):
-    """A hash of the observed data, or None where the input does not carry it."""
-    try:
-        observed = data["observed_data"]
-    except (KeyError, TypeError):
-        return None
-    observed = observed.to_dataset() if hasattr(observed, "to_dataset") else observed
-    return _fingerprint({name: observed[name].values for name in observed.data_vars})
+@dataclass(frozen=True)
+class _Evidence:
+    """Both estimators from one ladder's draws, each with the problems found in it."""
+
+    ti: xr.Dataset
+    ss: xr.Dataset
+    ti_problems: list
+    ss_problems: list
 
 
-def _model_fingerprint(model):
-    """The same hash as :func:`_observed_fingerprint`, from a model's observed variables."""
-    if not model.observed_RVs:
-        return None
-    return _fingerprint({rv.name: model.rvs_to_values[rv].eval() for rv in model.observed_RVs})
-
-
-def _some(indices, shown=6):
-    listed = ", ".join(str(int(i)) for i in indices[:shown])
-    return listed + (", ..." if len(indices) > shown else "")
-
-
-def _trust_warnings(ds: xr.Dataset, ess_rung, ess_total, estimator: str):
+def _evidence(ds: xr.Dataset, method: str) -> _Evidence:
+    """TI (``method``) and SS from a tempering Dataset with one ladder, cross-checked."""
     betas = ds["beta"].values
-    problems = []
-    if betas[0] > 0:
-        problems.append(
-            f"the ladder starts at beta = {betas[0]:.3g}, not 0, so this is log Z(1) - "
-            f"log Z({betas[0]:.3g}), not log Z; sample with a ladder whose first beta is 0"
-        )
-    n_draws = ds.sizes["chain"] * ds.sizes["draw"]
-    if n_draws < MIN_DRAWS:
-        problems.append(f"only {n_draws} draws per rung (chains x draws); use at least {MIN_DRAWS}")
-    low = np.flatnonzero(ess_rung < MIN_ESS)
-    if low.size:
-        problems.append(
-            f"{low.size} rungs ({_some(low)}) have loglik ESS below {MIN_ESS} "
-            f"(min {ess_rung.min():.0f}); draw more or use more sweeps_per_draw"
-        )
-    if ess_total < MIN_ESS:
-        problems.append(f"the estimate's ESS is {ess_total:.0f} (< {MIN_ESS})")
-    if "swap_accept" in ds:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            rates = np.nanmean(ds["swap_accept"].values, axis=(0, 1))
-        stuck = np.flatnonzero(~(rates >= MIN_SWAP_RATE))
-        if stuck.size:
-            problems.append(
-                f"{stuck.size} neighbouring pairs (lower rungs {_some(stuck)}) swap with rate "
-                f"below {MIN_SWAP_RATE} (replicas do not travel the ladder); add rungs there"
-            )
-    if problems:
-        warnings.warn(
-            f"{estimator}: the estimate may not be trustworthy: " + "; ".join(problems) + ".",
-            EvidenceWarning,
-            stacklevel=3,
-        )
-
-
-# --- public estimators -------------------------------------------------------------------------
-def _read(data):
-    """Ladder, ``loglik`` (chain, draw, rung), per-rung ESS and the inputs' fingerprint."""
-    ds = tempering_dataset(data)
     loglik = ds["rung_loglik"].transpose("chain", "draw", "rung").values.astype(float)
-    if not np.all(np.isfinite(loglik)):
-        raise ValueError("rung_loglik holds non-finite values; the traces are unusable.")
-    ess_rung = np.asarray(array_stats.ess(loglik, chain_axis=0, draw_axis=1, method="mean"))
-    return ds, ds["beta"].values, loglik, ess_rung, _observed_fingerprint(data)
+    mean, var, support = power_posterior_moments(betas, loglik)
+    finite = np.isfinite(loglik)
+    ess_rung = np.asarray(
+        array_stats.ess(np.where(finite, loglik, mean), chain_axis=0, draw_axis=1, method="mean")
+    )
+    sd = np.sqrt(np.where(finite, (loglik - mean) ** 2, 0.0).sum(axis=(0, 1)) / finite.sum((0, 1)))
+    trapezoid, corrected = ti_quadrature(betas, mean, var)
+    ti_terms = ti_draws(betas, loglik, method)
+    log_ratio, ss_terms = stepping_stone_draws(betas, loglik)
+    (ti_mcse, ti_ess), (ss_mcse, ss_ess) = _mcse(ti_terms), _mcse(ss_terms)
+    discretisation = ti_discretisation_error(betas, mean, var, method, noise=float(ti_mcse))
+    diff_mcse, _ = _mcse(ti_terms - ss_terms)
+    log_support = float(np.log(support[0]))
+    ti_value = log_support + (corrected if method == "corrected" else trapezoid)
+    ss_value = float(log_ratio.sum())
+    n_draws = loglik.shape[0] * loglik.shape[1]
+    stone_khat = pareto_khat(
+        np.diff(betas) * loglik[..., :-1].reshape(n_draws, -1), axis=0, log=True
+    )
+
+    ti_problems = (
+        sampling_problems(ds, betas, ess_rung, float(ti_ess), support)
+        + quadrature_problems(betas, mean, corrected, discretisation, float(ti_mcse))
+        + tail_problems(_two_sided_khat(ti_terms), "thermodynamic_integration", n_draws)
+        + agreement_problems(ti_value, ti_mcse, ss_value, "stepping_stone", diff_mcse)
+    )
+    ss_problems = (
+        sampling_problems(ds, betas, ess_rung, float(ss_ess), support)
+        + tail_problems(_two_sided_khat(ss_terms), "stepping_stone", n_draws, stone_khat)
+        + agreement_problems(ss_value, ss_mcse, ti_value, "thermodynamic_integration", diff_mcse)
+    )
+    coords = {"rung": ds["rung"].values, "beta": ("rung", betas)}
+    attrs = {"ladder_start": float(betas[0])}
+    ti = xr.Dataset(
+        {
+            "log_marginal_likelihood": ti_value,
+            "mcse": ti_mcse,
+            "ess": ti_ess,
+            "discretisation_error": discretisation,
+            "log_support_fraction": log_support,
+            "mean_loglik": ("rung", mean),
+            "mean_loglik_mcse": ("rung", sd / np.sqrt(ess_rung)),
+            "var_loglik": ("rung", var),
+            "ess_loglik": ("rung", ess_rung),
+        },
+        coords=coords,
+        attrs=attrs | {"estimator": ESTIMATORS[0], "method": method},
+    )
+    ss = xr.Dataset(
+        {
+            "log_marginal_likelihood": ss_value,
+            "mcse": ss_mcse,
+            "ess": ss_ess,
+            "log_ratio": ("rung_pair", log_ratio),
+            "pareto_k": ("rung_pair", stone_khat),
+        },
+        coords={
+            "rung_pair": np.arange(betas.size - 1),
+            "beta_lower": ("rung_pair", betas[:-1]),
+            "beta_upper": ("rung_pair", betas[1:]),
+        },
+        attrs=attrs | {"estimator": ESTIMATORS[1]},
+    )
+    return _Evidence(ti, ss, ti_problems, ss_problems)
+
+
+def _combine_chains(parts: list[xr.Dataset], ds: xr.Dataset) -> xr.Dataset:
+    """Pool per-chain estimates when each chain tuned its own ladder (``ladder="adaptive"``).
+
+    Chains are independent, so the pooled estimate is their mean, its MCSE
+    ``sqrt(sum mcse_c^2) / n_chains`` and its ESS the sum; per-rung quantities keep a
+    ``chain`` dim, since their ``beta`` differs by chain.
+    """
+    per_chain = xr.concat(
+        parts, dim="chain", data_vars="all", coords="different", join="outer", compat="equals"
+    ).assign_coords(chain=ds["chain"].values)
+    pooled = per_chain.copy()
+    for name in ("log_marginal_likelihood", "discretisation_error", "log_support_fraction"):
+        if name in per_chain:
+            pooled[name] = per_chain[name].mean("chain")
+    pooled["mcse"] = np.sqrt((per_chain["mcse"] ** 2).sum("chain")) / len(parts)
+    pooled["ess"] = per_chain["ess"].sum("chain")
+    pooled.attrs = {
+        **parts[0].attrs,
+        "ladder_start": max(part.attrs["ladder_start"] for part in parts),
+        "per_chain_ladders": True,
+    }
+    return pooled
+
+
+def _estimate(data, method="corrected"):
+    """Both estimators from a DataTree (or Dataset), pooled over per-chain ladders.
+
+    Returns ``(ti, ss, ti_problems, ss_problems)``; the datasets carry the observed-data
+    fingerprint in ``attrs["observed_data"]``.
+    """
+    if method not in ("corrected", "trapezoid"):
+        raise ValueError(f"`method` must be 'corrected' or 'trapezoid', got {method!r}.")
+    ds = tempering_dataset(data)
+    if has_per_chain_ladders(ds):
+        chains = [_evidence(one_chain(ds, c), method) for c in range(ds.sizes["chain"])]
+        ti = _combine_chains([ev.ti for ev in chains], ds)
+        ss = _combine_chains([ev.ss for ev in chains], ds)
+        names = ds["chain"].values
+        ti_problems = [
+            f"chain {n}: {p}" for n, ev in zip(names, chains, strict=True) for p in ev.ti_problems
+        ]
+        ss_problems = [
+            f"chain {n}: {p}" for n, ev in zip(names, chains, strict=True) for p in ev.ss_problems
+        ]
+    else:
+        one = _evidence(ds, method)
+        ti, ss, ti_problems, ss_problems = one.ti, one.ss, one.ti_problems, one.ss_problems
+    fingerprint = observed_fingerprint(data)
+    ti.attrs["observed_data"] = ss.attrs["observed_data"] = fingerprint
+    return ti, ss, ti_problems, ss_problems
 
 
 def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
@@ -200,68 +261,9 @@ def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
     >>> res = pmt.thermodynamic_integration(idata)                    # doctest: +SKIP
     >>> float(res.log_marginal_likelihood), float(res.mcse)           # doctest: +SKIP
     """
-    if method not in ("corrected", "trapezoid"):
-        raise ValueError(f"`method` must be 'corrected' or 'trapezoid', got {method!r}.")
-    ds = tempering_dataset(data)
-    if has_per_chain_ladders(ds):
-        parts = [
-            thermodynamic_integration(one_chain(ds, c), method) for c in range(ds.sizes["chain"])
-        ]
-        return _combine_chains(parts, ds, data)
-    return _thermodynamic_integration(_read(data), method)
-
-
-def _combine_chains(parts, ds, data) -> xr.Dataset:
-    """Pool per-chain estimates when each chain tuned its own ladder (``ladder="adaptive"``).
-
-    Chains are independent, so the pooled estimate is their mean, its MCSE
-    ``sqrt(sum mcse_c^2) / n_chains`` and its ESS the sum; per-rung quantities keep a
-    ``chain`` dim, since their ``beta`` differs by chain.
-    """
-    per_chain = xr.concat(
-        parts, dim="chain", data_vars="all", coords="different", join="outer", compat="equals"
-    ).assign_coords(chain=ds["chain"].values)
-    pooled = per_chain.copy()
-    pooled["log_marginal_likelihood"] = per_chain["log_marginal_likelihood"].mean("chain")
-    pooled["mcse"] = np.sqrt((per_chain["mcse"] ** 2).sum("chain")) / len(parts)
-    pooled["ess"] = per_chain["ess"].sum("chain")
-    if "discretisation_error" in per_chain:
-        pooled["discretisation_error"] = per_chain["discretisation_error"].mean("chain")
-    pooled.attrs = {
-        **parts[0].attrs,
-        "observed_data": _observed_fingerprint(data),
-        "per_chain_ladders": True,
-    }
-    return pooled
-
-
-def _thermodynamic_integration(read, method):
-    ds, betas, loglik, ess_rung, fingerprint = read
-    mean = loglik.mean(axis=(0, 1))
-    var = loglik.var(axis=(0, 1))
-    mean_mcse = np.std(loglik, axis=(0, 1), ddof=1) / np.sqrt(ess_rung)
-    trapezoid, corrected = ti_quadrature(betas, mean, var)
-    mcse, ess = _mcse(ti_draws(betas, loglik, method))
-    _trust_warnings(ds, ess_rung, float(ess), "thermodynamic_integration")
-    estimate = corrected if method == "corrected" else trapezoid
-    return xr.Dataset(
-        {
-            "log_marginal_likelihood": estimate,
-            "mcse": mcse,
-            "ess": ess,
-            "discretisation_error": abs(trapezoid - corrected),
-            "mean_loglik": ("rung", mean),
-            "mean_loglik_mcse": ("rung", mean_mcse),
-            "var_loglik": ("rung", var),
-            "ess_loglik": ("rung", ess_rung),
-        },
-        coords={"rung": ds["rung"].values, "beta": ("rung", betas)},
-        attrs={
-            "estimator": "thermodynamic_integration",
-            "method": method,
-            "observed_data": fingerprint,
-        },
-    )
+    ti, _, problems, _ = _estimate(data, method)
+    ti.attrs["warning"] = warn(ESTIMATORS[0], problems, stacklevel=2)
+    return ti
 
 
 def stepping_stone(data) -> xr.Dataset:
@@ -308,32 +310,9 @@ def stepping_stone(data) -> xr.Dataset:
     >>> res = pmt.stepping_stone(idata)                               # doctest: +SKIP
     >>> float(res.log_marginal_likelihood), float(res.mcse)           # doctest: +SKIP
     """
-    ds = tempering_dataset(data)
-    if has_per_chain_ladders(ds):
-        parts = [stepping_stone(one_chain(ds, c)) for c in range(ds.sizes["chain"])]
-        return _combine_chains(parts, ds, data)
-    return _stepping_stone(_read(data))
-
-
-def _stepping_stone(read):
-    ds, betas, loglik, ess_rung, fingerprint = read
-    log_ratio, terms = stepping_stone_draws(betas, loglik)
-    mcse, ess = _mcse(terms)
-    _trust_warnings(ds, ess_rung, float(ess), "stepping_stone")
-    return xr.Dataset(
-        {
-            "log_marginal_likelihood": log_ratio.sum(),
-            "mcse": mcse,
-            "ess": ess,
-            "log_ratio": ("rung_pair", log_ratio),
-        },
-        coords={
-            "rung_pair": np.arange(betas.size - 1),
-            "beta_lower": ("rung_pair", betas[:-1]),
-            "beta_upper": ("rung_pair", betas[1:]),
-        },
-        attrs={"estimator": "stepping_stone", "observed_data": fingerprint},
-    )
+    _, ss, _, problems = _estimate(data)
+    ss.attrs["warning"] = warn(ESTIMATORS[1], problems, stacklevel=2)
+    return ss
 
 
 def evidence_ladder(n_rungs=256, beta_min=2.0**-30):
@@ -380,15 +359,17 @@ def marginal_likelihood(
         the prior at ``beta = 0``).
     n_rungs, beta_min : int, float, default 256, 2**-30
         The ladder, :func:`evidence_ladder` (``0`` then geometric from ``beta_min`` to 1).
-        Ignored when ``step_kwargs`` gives ``betas``. ``beta_min`` should sit well below
-        ``1 / n_obs``, where the power posterior leaves the prior.
+        ``beta_min`` should sit well below ``1 / n_obs``, where the power posterior leaves the
+        prior. With ``step_kwargs={"ladder": "adaptive", ...}`` this ladder is where tuning
+        starts (``n_rungs`` in ``step_kwargs`` wins); ``step_kwargs`` with ``betas``, or with
+        ``ladder="geometric"`` / ``"power"``, replaces it.
     draws, tune, chains : int, default 2000, 1000, 2
         Passed to ``pm.sample``.
     random_seed : int, optional
         Passed to ``pm.sample``; the same seed gives the same result.
     step_kwargs : dict, optional
-        Further arguments of :class:`pymc_tempering.ExchangeMC` (``betas``,
-        ``sweeps_per_draw``, ``target_accept``, ...).
+        Further arguments of :class:`pymc_tempering.ExchangeMC` (``betas``, ``ladder``,
+        ``ladder_objective``, ``adapt_n_rungs``, ``sweeps_per_draw``, ``target_accept``, ...).
     return_idata : bool, default False
         Also return the sampled DataTree.
     **sample_kwargs
@@ -398,13 +379,14 @@ def marginal_likelihood(
     -------
     xarray.Dataset
         Dim ``estimator`` = ``["thermodynamic_integration", "stepping_stone"]`` with
-        ``log_marginal_likelihood``, ``mcse``, ``ess`` and ``discretisation_error`` (NaN for the
-        stepping stone, which has none). With ``return_idata=True``, ``(result, idata)``.
+        ``log_marginal_likelihood``, ``mcse``, ``ess``, ``discretisation_error`` (NaN for the
+        stepping stone, which has none) and ``warning`` (the EvidenceWarning's text, ``""`` if
+        none). With ``return_idata=True``, ``(result, idata)``.
 
     Warns
     -----
     EvidenceWarning
-        As :func:`thermodynamic_integration`.
+        One per estimator that should not be trusted, as :func:`thermodynamic_integration`.
 
     Examples
     --------
@@ -415,9 +397,8 @@ def marginal_likelihood(
     >>> res.log_marginal_likelihood.sel(estimator="stepping_stone")  # doctest: +SKIP
     """
     model = modelcontext(model)
-    step_kwargs = dict(step_kwargs or {})
-    if "betas" not in step_kwargs:
-        step_kwargs["betas"] = evidence_ladder(n_rungs, beta_min)
+    refuse_minibatch(model, "marginal_likelihood")
+    step_kwargs = _evidence_step_kwargs(step_kwargs, n_rungs, beta_min)
     sample_kwargs.setdefault("progressbar", False)
     sample_kwargs.setdefault("compute_convergence_checks", False)
     with model:
@@ -426,254 +407,36 @@ def marginal_likelihood(
             draws=draws, tune=tune, chains=chains, step=step, random_seed=random_seed,
             **sample_kwargs,
         )  # fmt: skip
-    read = _read(idata)
-    ti = _thermodynamic_integration(read, "corrected")
-    ss = _stepping_stone(read)
+    ti, ss, ti_problems, ss_problems = _estimate(idata)
+    messages = [warn(ESTIMATORS[0], ti_problems), warn(ESTIMATORS[1], ss_problems)]
     result = xr.Dataset(
         {
             name: ("estimator", [float(ti[name]), float(ss[name])])
             for name in ("log_marginal_likelihood", "mcse", "ess")
         }
-        | {"discretisation_error": ("estimator", [float(ti.discretisation_error), np.nan])},
+        | {
+            "discretisation_error": ("estimator", [float(ti.discretisation_error), np.nan]),
+            "warning": ("estimator", messages),
+        },
         coords={"estimator": list(ESTIMATORS)},
-        attrs={"observed_data": ti.attrs["observed_data"], "ti_method": ti.attrs["method"]},
+        attrs={
+            "observed_data": ti.attrs["observed_data"],
+            "ti_method": ti.attrs["method"],
+            "ladder_start": ti.attrs["ladder_start"],
+        },
     )
     return (result, idata) if return_idata else result
 
 
-# --- model comparison --------------------------------------------------------------------------
-def _evidence_of(name, item, estimator):
-    """``(log_z, mcse, label, fingerprint)`` from a DataTree, sample stats or a result."""
-    if isinstance(item, xr.Dataset) and "log_marginal_likelihood" in item:
-        res = item.sel(estimator=estimator) if "estimator" in item.dims else item
-        label = item.attrs.get("method") if item.attrs.get("approximation") else estimator
-        if "estimator" not in item.dims and not item.attrs.get("approximation"):
-            label = item.attrs.get("estimator", "log_marginal_likelihood")
-        mcse = float(res["mcse"]) if "mcse" in res else np.nan
-        return (
-            float(res["log_marginal_likelihood"]),
-            mcse,
-            label,
-            item.attrs.get("observed_data"),
-        )
-    try:
-        ds = tempering_dataset(item)
-    except ValueError:
-        raise ValueError(
-            f"Model {name!r} has no rung traces (sample_stats.rung_loglik), so its evidence "
-            "cannot be computed. Run pm.sample(step=pmt.ExchangeMC(), ...) with a ladder that "
-            "starts at beta = 0, or pmt.marginal_likelihood(model), and pass that result."
-        ) from None
-    fn = thermodynamic_integration if estimator == ESTIMATORS[0] else stepping_stone
-    res = fn(ds)
-    return (
-        float(res["log_marginal_likelihood"]),
-        float(res["mcse"]),
-        estimator,
-        _observed_fingerprint(item),
-    )
-
-
-def compare_evidence(models, model_prior=None, estimator="thermodynamic_integration"):
-    r"""Rank models by log marginal likelihood: Bayes factors and posterior model probabilities.
-
-    Parameters
-    ----------
-    models : dict of {str: DataTree or Dataset}
-        Per model: an ExchangeMC DataTree (its evidence is computed with ``estimator``), or a
-        result of :func:`thermodynamic_integration`, :func:`stepping_stone`,
-        :func:`marginal_likelihood`, :func:`laplace_evidence` or :func:`bic`.
-    model_prior : dict of {str: float}, optional
-        Prior model probabilities (normalised here). Uniform by default.
-    estimator : {"thermodynamic_integration", "stepping_stone"}, default TI
-        Used for DataTrees and for :func:`marginal_likelihood` results.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed by model name, sorted by log Z (best first), like ``arviz.compare``: ``rank``,
-        ``log_marginal_likelihood``, ``mcse``, ``log_bayes_factor`` (log Z minus the best log Z,
-        so 0 for the best), ``log_bayes_factor_mcse`` (the two MCSEs in quadrature: independent
-        runs), ``model_probability`` and its delta-method ``model_probability_mcse``, and
-        ``method``.
-
-    Warns
-    -----
-    UserWarning
-        When the models' observed data differ: Bayes factors then compare nothing.
-
-    Examples
-    --------
-    >>> pmt.compare_evidence({"density": idata_m1, "adjusted": idata_m2})   # doctest: +SKIP
-    """
-    if not isinstance(models, dict) or len(models) < 1:
-        raise ValueError("`models` must be a non-empty dict {name: DataTree or result}.")
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"`estimator` must be one of {ESTIMATORS}, got {estimator!r}.")
-    rows = {name: _evidence_of(name, item, estimator) for name, item in models.items()}
-    fingerprints = {fp for *_, fp in rows.values() if fp is not None}
-    if len(fingerprints) > 1:
-        warnings.warn(
-            "The models were fitted to different observed data; their Bayes factors and model "
-            "probabilities mean nothing. Fit every model to the same observations.",
-            UserWarning,
-            stacklevel=2,
-        )
-    names = list(rows)
-    log_z = np.array([rows[n][0] for n in names])
-    mcse = np.array([rows[n][1] for n in names])
-    if model_prior is None:
-        prior = np.full(len(names), 1.0 / len(names))
-    else:
-        missing = set(names) - set(model_prior)
-        if missing:
-            raise ValueError(f"`model_prior` lacks {sorted(missing)}.")
-        prior = np.array([float(model_prior[n]) for n in names])
-        if np.any(prior < 0) or prior.sum() <= 0:
-            raise ValueError("`model_prior` must be non-negative and not all zero.")
-        prior = prior / prior.sum()
-    with np.errstate(divide="ignore"):
-        log_post = log_z + np.log(prior)
-    prob = np.exp(log_post - logsumexp(log_post))
-    # d p_i / d logZ_j = p_i (delta_ij - p_j); runs independent
-    jac = prob[:, None] * (np.eye(len(names)) - prob[None, :])
-    prob_mcse = np.sqrt((jac**2) @ np.nan_to_num(mcse, nan=0.0) ** 2)
-    best = int(np.argmax(log_z))
-    bf_mcse = np.sqrt(mcse**2 + mcse[best] ** 2)
-    bf_mcse[best] = 0.0
-    table = pd.DataFrame(
-        {
-            "log_marginal_likelihood": log_z,
-            "mcse": mcse,
-            "log_bayes_factor": log_z - log_z[best],
-            "log_bayes_factor_mcse": bf_mcse,
-            "model_probability": prob,
-            "model_probability_mcse": prob_mcse,
-            "method": [rows[n][2] for n in names],
-        },
-        index=pd.Index(names, name="model"),
-    ).sort_values("log_marginal_likelihood", ascending=False)
-    table.insert(0, "rank", np.arange(len(names)))
-    return table
-
-
-# --- cheap approximations ----------------------------------------------------------------------
-def _maximise(fn, x0):
-    def negative(x):
-        value, grad = fn(np.asarray(x, dtype=float))
-        return -float(value), -np.asarray(grad, dtype=float)
-
-    opt = scipy.optimize.minimize(negative, x0, jac=True, method="BFGS", options={"gtol": 1e-8})
-    if not np.isfinite(opt.fun):
-        raise ValueError("Optimisation of the log density failed (non-finite value).")
-    return opt.x, -opt.fun
-
-
-def _ordered_point(model, point):
-    return {v.name: np.asarray(point[v.name], dtype=float) for v in model.value_vars}
-
-
-def laplace_evidence(model=None) -> xr.Dataset:
-    r"""Laplace approximation of the log marginal likelihood (an approximation, not exact).
-
-    :math:`\log Z \approx \log p(y, \hat u) + \frac d2 \log 2\pi - \frac12 \log|-H|`, with
-    :math:`\hat u` the mode of the joint density in PyMC's unconstrained (value) space,
-    Jacobians of the transforms included, and :math:`H` its Hessian there (the seed lecture on
-    empirical Bayes). Exact for a Gaussian posterior in the value space. The mode is found by
-    BFGS from ``model.initial_point()`` with compiled gradients; the Hessian comes from
-    ``model.compile_d2logp(jacobian=True)``. A multimodal posterior gets the nearest mode only.
-
-    Parameters
-    ----------
-    model : pm.Model, optional
-
-    Returns
-    -------
-    xarray.Dataset
-        ``log_marginal_likelihood`` (the approximation), ``mcse`` (NaN: deterministic),
-        ``log_joint_at_mode``, ``log_det_neg_hessian``, ``n_params``; ``attrs["method"]`` says
-        ``"Laplace approximation"`` and ``attrs["approximation"]`` is True.
-
-    Examples
-    --------
-    >>> float(pmt.laplace_evidence(model).log_marginal_likelihood)    # doctest: +SKIP
-    """
-    model = modelcontext(model)
-    x0 = DictToArrayBijection.map(_ordered_point(model, model.initial_point())).data
-    fn = compile_value_and_grad(model, model.logp(jacobian=True))
-    mode, log_joint = _maximise(fn, x0)
-    info = DictToArrayBijection.map(_ordered_point(model, model.initial_point())).point_map_info
-    point = DictToArrayBijection.rmap(RaveledVars(mode, info))
-    hessian = model.compile_d2logp(jacobian=True, negate_output=False)(point)
-    hessian = np.atleast_2d(np.asarray(hessian, dtype=float))
-    sign, log_det = np.linalg.slogdet(-hessian)
-    if sign <= 0:
-        raise ValueError("The Hessian at the mode is not negative definite; no Laplace value.")
-    d = mode.size
-    return xr.Dataset(
-        {
-            "log_marginal_likelihood": log_joint + 0.5 * d * np.log(2 * np.pi) - 0.5 * log_det,
-            "mcse": np.nan,
-            "log_joint_at_mode": log_joint,
-            "log_det_neg_hessian": log_det,
-            "n_params": d,
-        },
-        attrs={
-            "method": "Laplace approximation",
-            "approximation": True,
-            "observed_data": _model_fingerprint(model),
-        },
-    )
-
-
-def bic(model=None, *, n_obs=None) -> xr.Dataset:
-    r"""Bayesian information criterion and the log-evidence approximation it implies.
-
-    :math:`\mathrm{BIC} = -2 \max_u \ell(u) + d \log n` and
-    :math:`\log Z \approx -\mathrm{BIC}/2`, with :math:`\ell` the log-likelihood
-    (``model.datalogp``, maximised by BFGS in the value space from ``model.initial_point()``),
-    :math:`d` the number of free parameters and :math:`n` the number of observations. The seed
-    lecture's :math:`-\ell + \frac d2 \log n` is :math:`\mathrm{BIC}/2`. Only an
-    asymptotic approximation (error O(1)); wrong for singular models.
-
-    Parameters
-    ----------
-    model : pm.Model, optional
-    n_obs : int, optional
-        Number of observations; default the total size of the observed variables (required
-        for a model whose likelihood is only Potentials).
-
-    Returns
-    -------
-    xarray.Dataset
-        ``log_marginal_likelihood`` (:math:`-\mathrm{BIC}/2`), ``mcse`` (NaN), ``bic``,
-        ``max_loglik``, ``n_params``, ``n_obs``; ``attrs["method"]`` = ``"BIC approximation"``.
-
-    Examples
-    --------
-    >>> float(pmt.bic(model).bic)                                     # doctest: +SKIP
-    """
-    model = modelcontext(model)
-    if n_obs is None:
-        if not model.observed_RVs:
-            raise ValueError("The model has no observed variables; pass `n_obs=`.")
-        n_obs = int(sum(np.size(model.rvs_to_values[rv].data) for rv in model.observed_RVs))
-    x0 = DictToArrayBijection.map(_ordered_point(model, model.initial_point())).data
-    _, max_loglik = _maximise(compile_value_and_grad(model, model.datalogp), x0)
-    d = x0.size
-    value = -2.0 * max_loglik + d * np.log(n_obs)
-    return xr.Dataset(
-        {
-            "log_marginal_likelihood": -0.5 * value,
-            "mcse": np.nan,
-            "bic": value,
-            "max_loglik": max_loglik,
-            "n_params": d,
-            "n_obs": n_obs,
-        },
-        attrs={
-            "method": "BIC approximation",
-            "approximation": True,
-            "observed_data": _model_fingerprint(model),
-        },
-    )
+def _evidence_step_kwargs(step_kwargs, n_rungs, beta_min) -> dict:
+    """ExchangeMC's arguments for :func:`marginal_likelihood`: the evidence ladder unless the
+    user chose another; an adaptive ladder starts from the evidence ladder."""
+    step_kwargs = dict(step_kwargs or {})
+    if "betas" in step_kwargs:
+        return step_kwargs
+    ladder = step_kwargs.get("ladder")
+    if ladder == "adaptive":
+        step_kwargs["betas"] = evidence_ladder(step_kwargs.pop("n_rungs", n_rungs), beta_min)
+    elif ladder is None and "n_rungs" not in step_kwargs:
+        step_kwargs["betas"] = evidence_ladder(n_rungs, beta_min)
+    return step_kwargs

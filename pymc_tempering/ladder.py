@@ -110,31 +110,49 @@ def communication_barrier(betas, rejection) -> np.ndarray:
     return np.concatenate([[0.0], np.cumsum(rejection)])
 
 
-def respace_ladder(betas, pair_cost, n_rungs=None) -> np.ndarray:
-    """Re-place rungs so every neighbouring pair carries the same share of ``pair_cost``.
+def _respace(coord, pair_cost, n_points) -> np.ndarray:
+    """``n_points`` values of an increasing coordinate at equal shares of ``pair_cost``.
 
-    ``pair_cost[k] >= 0`` is the cost attributed to the interval ``[betas[k], betas[k+1]]``.
-    The cumulative cost is interpolated piecewise-linearly in ``beta`` (monotone) and inverted
-    at ``n_rungs`` equally spaced levels; the end points are kept. A tiny floor on each cost
-    keeps the cumulative cost strictly increasing.
+    The cumulative cost is interpolated piecewise-linearly in ``coord`` (monotone) and
+    inverted at equally spaced levels; the end points are kept. A tiny floor on each cost keeps
+    the cumulative cost strictly increasing.
     """
-    betas = validate_betas(betas)
-    n_rungs = betas.size if n_rungs is None else _check_n_rungs(n_rungs)
+    floor = 1e-9 * max(pair_cost.sum(), 1e-300)
+    cumulative = np.concatenate([[0.0], np.cumsum(np.maximum(pair_cost, floor))])
+    new = np.interp(np.linspace(0.0, cumulative[-1], n_points), cumulative, coord)
+    new[0], new[-1] = coord[0], coord[-1]
+    return new
+
+
+def _strictly_increasing(betas) -> np.ndarray:
+    for i in range(1, betas.size):  # guard against float ties
+        if betas[i] <= betas[i - 1]:
+            betas[i] = np.nextafter(betas[i - 1], 2.0)
+    return validate_betas(betas)
+
+
+def _check_pair_cost(betas, pair_cost) -> np.ndarray:
     pair_cost = np.asarray(pair_cost, dtype=float)
     if pair_cost.shape != (betas.size - 1,) or not np.all(np.isfinite(pair_cost)):
         raise ValueError(
             f"`pair_cost` needs one finite cost per neighbouring pair ({betas.size - 1}), "
             f"got {pair_cost!r}."
         )
-    floor = 1e-9 * max(pair_cost.sum(), 1e-300)
-    cumulative = np.concatenate([[0.0], np.cumsum(np.maximum(pair_cost, floor))])
-    levels = np.linspace(0.0, cumulative[-1], n_rungs)
-    new = np.interp(levels, cumulative, betas)
-    new[0], new[-1] = betas[0], 1.0
-    for i in range(1, n_rungs):  # guard against float ties
-        if new[i] <= new[i - 1]:
-            new[i] = np.nextafter(new[i - 1], 2.0)
-    return validate_betas(new)
+    return pair_cost
+
+
+def respace_ladder(betas, pair_cost, n_rungs=None) -> np.ndarray:
+    """Re-place rungs so every neighbouring pair carries the same share of ``pair_cost``.
+
+    ``pair_cost[k] >= 0`` is the cost attributed to the interval ``[betas[k], betas[k+1]]``.
+    The cumulative cost is interpolated piecewise-linearly in ``beta`` (monotone) and inverted
+    at ``n_rungs`` equally spaced levels; the end points are kept.
+    """
+    betas = validate_betas(betas)
+    n_rungs = betas.size if n_rungs is None else _check_n_rungs(n_rungs)
+    new = _respace(betas, _check_pair_cost(betas, pair_cost), n_rungs)
+    new[-1] = 1.0
+    return _strictly_increasing(new)
 
 
 def equal_rejection_ladder(betas, rejection, n_rungs=None) -> np.ndarray:
@@ -148,20 +166,36 @@ def equal_rejection_ladder(betas, rejection, n_rungs=None) -> np.ndarray:
 
 
 def thermodynamic_length_ladder(betas, loglik_sd, n_rungs=None) -> np.ndarray:
-    """Re-place rungs at equal thermodynamic length ``int sd_beta[loglik] d beta``.
+    r"""Re-place rungs at equal thermodynamic length, in :math:`\log\beta`, for evidence.
 
     ``loglik_sd[l]`` is the standard deviation of the log-likelihood under rung ``l``. Since
     ``d E_beta[loglik] / d beta = Var_beta[loglik]``, each stepping stone's log-ratio has
-    variance about ``(Delta beta)^2 Var_beta[loglik]``, and the sum over stones at a fixed
-    number of rungs is smallest when ``Delta beta * sd`` is the same for every pair: equal
-    thermodynamic length (Gelman & Meng 1998; Calderhead & Girolami 2009).
+    variance about ``(Delta beta)^2 Var_beta[loglik]``, and the sum over stones (and the
+    variance of thermodynamic integration) at a fixed number of rungs is smallest when
+    ``Delta beta * sd`` is the same for every pair: equal thermodynamic length (Gelman & Meng
+    1998; Calderhead & Girolami 2009). The length of a pair is measured in
+    :math:`u = \log\beta` as :math:`\Delta u\,(\beta\,\mathrm{sd})`, averaged over its ends,
+    and rungs are interpolated in :math:`u`: near :math:`\beta = 0`, where
+    :math:`E_\beta[\ell]` can change by orders of magnitude per decade of :math:`\beta`
+    (heavy-tailed priors), a ladder linear in :math:`\beta` would leave the quadrature blind.
+    For the same reason a ladder that starts at ``beta = 0`` keeps its lowest positive rung:
+    the interval ``[0, betas[1]]`` is not re-placed, and the other ``n_rungs - 2`` rungs are
+    spread over ``[betas[1], 1]``.
     """
     betas = validate_betas(betas)
+    n_rungs = betas.size if n_rungs is None else _check_n_rungs(n_rungs)
     sd = np.asarray(loglik_sd, dtype=float)
     if sd.shape != betas.shape:
         raise ValueError(f"`loglik_sd` needs one value per rung ({betas.size}), got {sd.shape}.")
-    pair_cost = 0.5 * (sd[1:] + sd[:-1]) * np.diff(betas)
-    return respace_ladder(betas, pair_cost, n_rungs)
+    fixed = 1 if betas[0] == 0 else 0
+    if n_rungs < fixed + 2:
+        raise ValueError(f"`n_rungs` must be at least {fixed + 2} here, got {n_rungs}.")
+    u = np.log(betas[fixed:])
+    length = np.nan_to_num(betas[fixed:] * sd[fixed:], nan=0.0, posinf=0.0)
+    pair_cost = 0.5 * (length[1:] + length[:-1]) * np.diff(u)
+    new = np.exp(_respace(u, _check_pair_cost(u, pair_cost), n_rungs - fixed))
+    new[0], new[-1] = betas[fixed], 1.0
+    return _strictly_increasing(np.concatenate([betas[:fixed], new]))
 
 
 def suggested_n_rungs(barrier: float) -> int:

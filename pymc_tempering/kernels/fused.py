@@ -1,6 +1,7 @@
 """The random-walk sweep's bookkeeping in one compiled call.
 
-The same maths as :func:`pymc_tempering.kernels.rwm.metropolis_accept`,
+The same maths as :func:`pymc_tempering.kernels.rwm.metropolis_accept` (with its
+:func:`~pymc_tempering.kernels.rwm.admissible` states and ``0 * loglik = 0`` at ``beta = 0``),
 :func:`pymc_tempering.swap.propose_swaps` and ExchangeMC's round-trip counter, done in place
 by a numba-compiled loop (numba is already a dependency of PyTensor 3). On small models the
 NumPy versions spend most of a sweep in about twenty small array operations; this does the same
@@ -26,7 +27,7 @@ def finish_rwm_sweep(x, logprior, loglik, proposal, prop_logprior, prop_loglik, 
     ``x``, ``logprior``, ``loglik``, ``rung_replica`` and ``last_end`` are updated in place.
     ``log_u_accept`` holds one log-uniform per rung, ``log_u_swap`` one per neighbouring pair
     (indexed by the pair's lower rung). ``exact_first`` accepts rung 0's proposal whenever
-    finite (an exact prior draw). ``record`` (4, n_rungs) gets, in rows 0 and 2, each rung's
+    admissible (an exact prior draw). ``record`` (4, n_rungs) gets, in rows 0 and 2, each rung's
     log acceptance ratio and whether it accepted (1.0 / 0.0), and in rows 1 and 3 (first
     n_rungs - 1 columns) each pair's log swap ratio and whether it swapped, NaN for pairs not
     proposed. Returns the number of round trips completed.
@@ -34,13 +35,15 @@ def finish_rwm_sweep(x, logprior, loglik, proposal, prop_logprior, prop_loglik, 
     n_rungs, n_params = x.shape
     for rung in range(n_rungs):
         ratio = -np.inf
-        if np.isfinite(prop_logprior[rung]) and np.isfinite(prop_loglik[rung]):
+        prior_rung = betas[rung] == 0.0  # lik ** 0 = 1: loglik = -inf is admissible there
+        ok_lik = np.isfinite(prop_loglik[rung]) or (prior_rung and prop_loglik[rung] == -np.inf)
+        if np.isfinite(prop_logprior[rung]) and ok_lik:
             if rung == 0 and exact_first:
                 ratio = 0.0
             else:
-                ratio = (prop_logprior[rung] - logprior[rung]) + betas[rung] * (
-                    prop_loglik[rung] - loglik[rung]
-                )
+                ratio = prop_logprior[rung] - logprior[rung]
+                if not prior_rung:
+                    ratio += betas[rung] * (prop_loglik[rung] - loglik[rung])
                 if np.isnan(ratio):
                     ratio = -np.inf
         record[0, rung] = ratio

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from pymc_tempering.kernels.langevin import langevin_mean, langevin_proposal
-from pymc_tempering.kernels.rwm import metropolis_accept
+from pymc_tempering.kernels.rwm import metropolis_accept, tempered
 
 __all__ = ["mala_log_q", "mala_sweep"]
 
@@ -38,7 +38,7 @@ def mala_sweep(x, logprior, loglik, grad_prior, grad_lik, betas, noise, scale,
 
     Returns ``x, logprior, loglik, grad_prior, grad_lik, accept_prob, accepted``.
     """
-    grad = grad_prior + betas[:, None] * grad_lik
+    grad = grad_prior + tempered(betas[:, None], grad_lik)
     # the single-chain h-form move, broadcast over rungs: h = noise**2 / 2, M = scale**2
     h = 0.5 * noise[:, None] ** 2
     proposal = langevin_proposal(x, grad, h, scale**2, rng.standard_normal(x.shape))
@@ -48,13 +48,13 @@ def mala_sweep(x, logprior, loglik, grad_prior, grad_lik, betas, noise, scale,
         exact_rows = np.zeros(len(betas), dtype=bool)
         exact_rows[0] = True
     p_lp, p_ll, p_glp, p_gll = density_grad(proposal)
-    p_grad = p_glp + betas[:, None] * p_gll
+    p_grad = p_glp + tempered(betas[:, None], p_gll)
     with np.errstate(invalid="ignore", over="ignore"):
         log_q_ratio = mala_log_q(x, proposal, p_grad, noise, scale) - mala_log_q(
             proposal, x, grad, noise, scale
         )
     finite_grad = np.all(np.isfinite(p_grad), axis=1)
-    p_ll = np.where(finite_grad, p_ll, -np.inf)
+    p_lp = np.where(finite_grad, p_lp, -np.inf)  # a non-finite gradient: reject the move
     new_x, lp, ll, accept_prob, accepted = metropolis_accept(
         x, logprior, loglik, proposal, p_lp, p_ll, betas, rng, log_q_ratio, exact_rows
     )

@@ -9,12 +9,32 @@ from collections.abc import Callable
 import numpy as np
 
 __all__ = [
+    "admissible",
+    "tempered",
     "metropolis_accept",
     "rwm_sweep",
     "optimal_accept",
     "robbins_monro_scaling",
     "RunningMoments",
 ]
+
+
+def admissible(logprior, loglik, betas) -> np.ndarray:
+    """Whether each rung's state lies in the support of its target ``prior * lik ** beta``.
+
+    The log prior must be finite. The log-likelihood must be finite too, except at
+    ``beta = 0``, where ``lik ** 0 = 1`` makes the rung the prior itself: there a state the
+    data rule out (``loglik = -inf``, e.g. a likelihood whose support depends on a parameter)
+    is as good as any other prior draw.
+    """
+    ok_lik = np.isfinite(loglik) | ((betas == 0) & (loglik == -np.inf))
+    return np.isfinite(logprior) & ok_lik
+
+
+def tempered(betas, loglik_diff) -> np.ndarray:
+    """``betas * loglik_diff`` with ``0 * anything = 0`` (the prior rung ignores the data)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(betas == 0, 0.0, betas * loglik_diff)
 
 
 def metropolis_accept(x, logprior, loglik, proposal, prop_logprior, prop_loglik, betas, rng,
@@ -24,15 +44,16 @@ def metropolis_accept(x, logprior, loglik, proposal, prop_logprior, prop_loglik,
     ``log_u`` (per rung, log of U(0, 1) draws) decides acceptance; drawn from ``rng`` if not
     given. ``log_q_ratio`` is ``log q(x | x') - log q(x' | x)`` per rung (0 for symmetric
     proposals). Rows flagged in ``exact_rows`` hold independent draws from their own rung's
-    target (the prior at ``beta = 0``) and are accepted whenever their density is finite.
-    Proposals with a non-finite log prior, log-likelihood or ratio are always rejected. The
-    current state must be finite. Returns new arrays ``x, logprior, loglik, accept_prob, accepted``.
+    target (the prior at ``beta = 0``) and are accepted whenever admissible. Proposals that are
+    not :func:`admissible` (a non-finite log prior or log-likelihood, except ``loglik = -inf``
+    at ``beta = 0``) or whose ratio is NaN are rejected. The current state must be admissible.
+    Returns new arrays ``x, logprior, loglik, accept_prob, accepted``.
     """
-    finite = np.isfinite(prop_logprior + prop_loglik)
+    finite = admissible(prop_logprior, prop_loglik, betas)
     if not finite.all():  # substitute before the arithmetic so that 0 * inf never happens
         prop_logprior = np.where(finite, prop_logprior, logprior)
         prop_loglik = np.where(finite, prop_loglik, loglik)
-    log_alpha = (prop_logprior - logprior) + betas * (prop_loglik - loglik) + log_q_ratio
+    log_alpha = (prop_logprior - logprior) + tempered(betas, prop_loglik - loglik) + log_q_ratio
     if exact_rows is not None:
         log_alpha[exact_rows] = 0.0
     log_alpha[~(finite & np.isfinite(log_alpha))] = -np.inf

@@ -17,6 +17,7 @@ from pymc_tempering.kernels.fused import finish_rwm_sweep
 from pymc_tempering.kernels.mala_rungs import mala_sweep
 from pymc_tempering.kernels.rwm import (
     RunningMoments,
+    admissible,
     optimal_accept,
     robbins_monro_scaling,
     rwm_sweep,
@@ -34,6 +35,7 @@ from pymc_tempering.step_methods._compile import (
     compile_tempered_density,
     has_likelihood,
     improper_priors,
+    refuse_minibatch,
 )
 from pymc_tempering.step_methods._progress import progress_columns
 from pymc_tempering.swap import SWAP_SCHEMES, propose_swaps, swap_pairs
@@ -111,20 +113,26 @@ class ExchangeMC(ArrayStepShared):
     vars : list, optional
         Must be all free variables of the model (the default): every rung needs the full state.
     betas : array_like, optional
-        The ladder, strictly increasing in [0, 1] and ending at 1. Overrides ``ladder``.
+        The ladder, strictly increasing in [0, 1] and ending at 1. With ``ladder="adaptive"``
+        the ladder that tuning starts from; otherwise it overrides ``ladder``.
     n_rungs : int, optional
         Number of rungs for a built-in ladder, default 32.
     ladder : {"geometric", "power", "adaptive"}, default "geometric"
         ``"geometric"``: Nagata & Watanabe's :math:`\beta_1 = 0, \beta_l = 2^{l-L}`.
         ``"power"``: :math:`\beta_i = (i/(L-1))^5` (Friel & Pettitt 2008). ``"adaptive"``: start
-        geometric, then during tuning re-place the rungs in rounds of doubling length so that
-        every neighbouring pair has the same swap rejection rate (Syed et al. 2021), or the
-        same thermodynamic length (see ``ladder_objective``). The ladder is frozen when tuning
-        ends; the barrier estimate is kept as ``barrier`` and ``n_rungs_suggested``.
+        geometric (or from ``betas``), then during tuning re-place the rungs in rounds of
+        doubling length so that every neighbouring pair has the same swap rejection rate (Syed
+        et al. 2021), or the same thermodynamic length (see ``ladder_objective``). The ladder
+        is frozen when tuning ends; the barrier estimate is kept as ``barrier`` and
+        ``n_rungs_suggested``.
     ladder_objective : {"swap", "evidence"}, default "swap"
         What the adaptive ladder equalises between neighbours: the swap rejection rate (best
-        round trips), or ``Delta beta * sd_beta[loglik]`` (equal thermodynamic length, which
-        minimises the stepping-stone variance for a given number of rungs).
+        round trips; it can leave few rungs near ``beta = 0``, where thermodynamic integration
+        needs them, and the evidence functions then warn), or ``Delta beta * sd_beta[loglik]``
+        measured in ``log beta`` (equal thermodynamic length, which minimises the evidence
+        estimators' variance for a given number of rungs; the lowest positive rung stays
+        where it started, see :func:`pymc_tempering.ladder.thermodynamic_length_ladder`).
+        For evidence, start from ``betas=pmt.evidence_ladder(n)``.
     adapt_n_rungs : bool, default False
         With ``ladder="adaptive"``, also let tuning grow or shrink the number of rungs: after
         each round the ladder gets the number of rungs that the measured barrier suggests
@@ -238,6 +246,7 @@ class ExchangeMC(ArrayStepShared):
             initial_point = model.initial_point()
         vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
         check_all_free_continuous(model, vars, "ExchangeMC")
+        refuse_minibatch(model, "ExchangeMC")
         if not has_likelihood(model):
             raise ValueError(
                 "ExchangeMC needs likelihood terms (observed variables or Potentials that depend "
@@ -246,11 +255,11 @@ class ExchangeMC(ArrayStepShared):
             )
 
         self.betas = make_ladder(betas, n_rungs, ladder)
-        self.adaptive_ladder = ladder == "adaptive" and betas is None
+        self.adaptive_ladder = ladder == "adaptive"
         if adapt_n_rungs and not self.adaptive_ladder:
             raise ValueError(
-                "`adapt_n_rungs=True` needs ladder='adaptive' (and no `betas=`): the number of "
-                "rungs is chosen from the barrier that the adaptive rounds measure."
+                "`adapt_n_rungs=True` needs ladder='adaptive': the number of rungs is chosen "
+                "from the barrier that the adaptive rounds measure."
             )
         self.adapt_n_rungs = bool(adapt_n_rungs)
         # per-rung stats keep one length for every chain: padded up to max_rungs when the
@@ -385,7 +394,7 @@ class ExchangeMC(ArrayStepShared):
                 f"{logprior[-1]}, log-likelihood {loglik[-1]}) at "
                 f"{self.density.to_point(q0)}. Pass `initvals=` to pm.sample with a valid point."
             )
-        bad = ~(np.isfinite(logprior) & np.isfinite(loglik))
+        bad = ~admissible(logprior, loglik, self.betas)
         x[bad], logprior[bad], loglik[bad] = q0, logprior[-1], loglik[-1]
         self.replicas, self.logprior, self.loglik = x, logprior, loglik
         self.rung_replica = np.arange(n_rungs)
