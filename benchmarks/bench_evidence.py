@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import targets  # noqa: E402
 
+import pymc_tempering as pmt  # noqa: E402
 from pymc_tempering import evidence as ev  # noqa: E402
 
 QUIET = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
