@@ -7,6 +7,7 @@ coordinate.
 
 import numpy as np
 import xarray as xr
+from pymc.backends.base import MultiTrace
 
 __all__ = [
     "tempering_dataset",
@@ -20,18 +21,37 @@ __all__ = [
 RUNG_STATS = ("rung_loglik", "rung_accept", "rung_scaling", "rung_replica")
 PAIR_STATS = ("swap_accept", "swap_accepted")
 
+_EXPECTED = (
+    "the DataTree returned by pm.sample(step=pmt.ExchangeMC(...)), its `sample_stats` group "
+    "(idata.sample_stats, a DataTree node, or idata.sample_stats.to_dataset()), or "
+    "pmt.tempering_dataset's output"
+)
+
+
+def _is_relabelled(data) -> bool:
+    return isinstance(data, xr.Dataset) and "rung" in data.dims and "beta" in data.coords
+
 
 def _sample_stats(data) -> xr.Dataset:
+    """The sample stats as a Dataset, from any of the inputs :func:`tempering_dataset` takes."""
     if isinstance(data, xr.Dataset):
         return data
-    try:
-        stats = data["sample_stats"]
-    except (KeyError, TypeError):
+    if isinstance(data, xr.DataTree):
+        if "sample_stats" in data.children:
+            return data["sample_stats"].to_dataset()
+        if data.data_vars:  # the sample_stats node itself, or the `tempering` group
+            return data.to_dataset()
         raise ValueError(
-            "Expected the DataTree returned by pm.sample(step=pmt.ExchangeMC(...)), or its "
-            "`sample_stats` Dataset; got an object without a `sample_stats` group."
-        ) from None
-    return stats.to_dataset() if hasattr(stats, "to_dataset") else stats
+            f"Expected {_EXPECTED}; got a DataTree without a `sample_stats` group (its groups: "
+            f"{sorted(data.children) or 'none'})."
+        )
+    if isinstance(data, MultiTrace):
+        raise ValueError(
+            "Got a MultiTrace (pm.sample(..., return_inferencedata=False)); the tempering "
+            "traces are read from a DataTree. Pass pm.to_inference_data(trace), or sample with "
+            "return_inferencedata=True (the default)."
+        )
+    raise TypeError(f"Expected {_EXPECTED}; got {type(data).__module__}.{type(data).__name__}.")
 
 
 def tempering_dataset(data) -> xr.Dataset:
@@ -40,7 +60,9 @@ def tempering_dataset(data) -> xr.Dataset:
     Parameters
     ----------
     data : DataTree or Dataset
-        The result of ``pm.sample(step=ExchangeMC(...))`` or its ``sample_stats`` group.
+        The result of ``pm.sample(step=ExchangeMC(...))``; its ``sample_stats`` group, as a
+        DataTree node (``idata.sample_stats``) or a Dataset; or this function's output
+        (returned as it is).
 
     Returns
     -------
@@ -52,14 +74,22 @@ def tempering_dataset(data) -> xr.Dataset:
         of a chain (it is: ExchangeMC freezes it after tuning). When chains tuned different
         ladders (``ladder="adaptive"``), ``beta`` has dims ``(chain, rung)``.
 
+    Raises
+    ------
+    ValueError
+        If ``data`` holds no ExchangeMC traces, or is a ``MultiTrace`` (pass
+        ``pm.to_inference_data(trace)``).
+    TypeError
+        If ``data`` is none of the above.
+
     Examples
     --------
     >>> ds = pmt.tempering_dataset(idata)            # doctest: +SKIP
     >>> ds.rung_loglik.sel(rung=0).mean()            # doctest: +SKIP
     """
-    if isinstance(data, xr.Dataset) and "rung" in data.dims and "beta" in data.coords:
-        return data  # already relabelled
     stats = _sample_stats(data)
+    if _is_relabelled(stats):  # this function's output, or add_tempering_group's sample_stats
+        return stats[[name for name in (*RUNG_STATS, *PAIR_STATS) if name in stats]]
     if "rung_loglik" not in stats or "betas" not in stats:
         raise ValueError(
             "No tempering traces (`rung_loglik`, `betas`) in these sample stats. They come from "
