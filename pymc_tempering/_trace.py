@@ -13,7 +13,6 @@ __all__ = [
     "tempering_dataset",
     "has_per_chain_ladders",
     "one_chain",
-    "require_one_ladder",
     "RUNG_STATS",
     "PAIR_STATS",
 ]
@@ -72,7 +71,11 @@ def tempering_dataset(data) -> xr.Dataset:
         ``(chain, draw, rung_pair)``; coordinates ``beta`` (on ``rung``), ``beta_lower`` and
         ``beta_upper`` (on ``rung_pair``). The ladder must be the same for every recorded draw
         of a chain (it is: ExchangeMC freezes it after tuning). When chains tuned different
-        ladders (``ladder="adaptive"``), ``beta`` has dims ``(chain, rung)``.
+        ladders (``ladder="adaptive"``), ``beta``, ``beta_lower`` and ``beta_upper`` have a
+        ``chain`` dim. With ``adapt_n_rungs=True`` the chains may settle on different numbers
+        of rungs: rungs that no chain used are dropped, and a chain with fewer rungs than
+        another has NaN ``beta`` and stats (``rung_replica`` -1) on the rungs it lacks, above
+        its ``beta = 1`` rung (:func:`one_chain` drops them).
 
     Raises
     ------
@@ -126,10 +129,10 @@ def tempering_dataset(data) -> xr.Dataset:
         betas, dims, pair_dims = chain_betas[0], "rung", "rung_pair"
     else:  # an adaptive ladder tuned separately in each chain
         betas, dims, pair_dims = chain_betas, ("chain", "rung"), ("chain", "rung_pair")
+    upper = betas[..., 1:]
+    lower = np.where(np.isnan(upper), np.nan, betas[..., :-1])  # no pair above a chain's top
     return ds.assign_coords(
-        beta=(dims, betas),
-        beta_lower=(pair_dims, betas[..., :-1]),
-        beta_upper=(pair_dims, betas[..., 1:]),
+        beta=(dims, betas), beta_lower=(pair_dims, lower), beta_upper=(pair_dims, upper)
     )
 
 
@@ -151,14 +154,3 @@ def one_chain(ds: xr.Dataset, chain: int) -> xr.Dataset:
         used = np.isfinite(one["beta"].values)  # drop the rungs this chain padded away
         one = one.isel(rung=np.flatnonzero(used), rung_pair=np.flatnonzero(used[1:]))
     return one
-
-
-def require_one_ladder(ds: xr.Dataset, function: str) -> np.ndarray:
-    """The ladder shared by all chains, or a ValueError that says how to proceed."""
-    if has_per_chain_ladders(ds):
-        raise ValueError(
-            f"{function} needs one ladder for all chains, but each chain tuned its own "
-            "(ladder='adaptive'). Call it per chain, e.g. "
-            f"{function}(idata.isel(chain=[0])), or sample with a fixed `betas=`."
-        )
-    return ds["beta"].values

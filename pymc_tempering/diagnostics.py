@@ -18,7 +18,13 @@ import numpy as np
 import xarray as xr
 from arviz_stats.base import array_stats
 
-from pymc_tempering._trace import has_per_chain_ladders, one_chain, tempering_dataset
+from pymc_tempering._trace import (
+    PAIR_STATS,
+    RUNG_STATS,
+    has_per_chain_ladders,
+    one_chain,
+    tempering_dataset,
+)
 from pymc_tempering.ladder import communication_barrier, suggested_n_rungs
 
 __all__ = [
@@ -38,20 +44,19 @@ def _per_chain(function, ds: xr.Dataset) -> xr.Dataset:
     """Apply ``function`` to each chain alone and stack the results along ``chain``.
 
     Used when each chain tuned its own ladder, so quantities indexed by rung differ per chain.
+    A chain that settled on fewer rungs than another (``adapt_n_rungs=True``) gets NaN on the
+    rungs, pairs and replicas it lacks.
     """
     parts = []
     for c in range(ds.sizes["chain"]):
         part = function(one_chain(ds, c))
         parts.append(part.squeeze("chain", drop=True) if "chain" in part.dims else part)
-    return xr.concat(parts, dim="chain", data_vars="all", coords="different", join="outer",
-                     compat="equals").assign_coords(chain=ds["chain"].values)  # fmt: skip
-
-
-def _rungs(data) -> xr.Dataset:
-    """The tempering Dataset, from a DataTree, its sample_stats, or tempering_dataset's output."""
-    if isinstance(data, xr.Dataset) and "rung" in data.dims and "beta" in data.coords:
-        return data
-    return tempering_dataset(data)
+    out = xr.concat(parts, dim="chain", data_vars="all", coords="different", join="outer",
+                    compat="equals").assign_coords(chain=ds["chain"].values)  # fmt: skip
+    out.attrs = {**parts[0].attrs, "per_chain_ladders": True}
+    if "n_chains" in out.attrs:
+        out.attrs["n_chains"] = ds.sizes["chain"]
+    return out
 
 
 # --- NumPy cores -------------------------------------------------------------------------------
@@ -121,7 +126,9 @@ def swap_rates(data, combined: bool = True) -> xr.Dataset:
         The result of ``pm.sample(step=pmt.ExchangeMC(...))``, its ``sample_stats``, or
         :func:`pymc_tempering.tempering_dataset`'s output.
     combined : bool, default True
-        Pool all chains; otherwise keep a ``chain`` dim.
+        Pool all chains; otherwise keep a ``chain`` dim. When each chain tuned its own ladder
+        (``ladder="adaptive"``), pair ``l`` joins different betas in each chain, so the rates
+        keep the ``chain`` dim either way.
 
     Returns
     -------
@@ -130,16 +137,18 @@ def swap_rates(data, combined: bool = True) -> xr.Dataset:
         ``beta_upper``: ``swap_accept`` (mean acceptance probability of the swaps attempted),
         ``swap_accepted`` (fraction accepted), ``rejection`` (``1 - swap_accept``, the
         :math:`r_l` of Syed et al.) and ``n_draws_attempted`` (draws with at least one swap
-        attempt of that pair). A pair never attempted has NaN rates.
+        attempt of that pair). A pair never attempted (or that a chain does not have) has NaN
+        rates and ``n_draws_attempted`` 0.
 
     Examples
     --------
     >>> pmt.swap_rates(idata).swap_accept.to_series()       # doctest: +SKIP
     """
-    ds = _rungs(data)
+    ds = tempering_dataset(data)
     if "swap_accept" not in ds:
         raise ValueError("No `swap_accept` trace: sample with pmt.ExchangeMC.")
-    dims = ("chain", "draw") if combined else ("draw",)
+    pool = combined and not has_per_chain_ladders(ds)
+    dims = ("chain", "draw") if pool else ("draw",)
     attempted = ds["swap_accept"].notnull()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN pair -> NaN rate
@@ -168,17 +177,20 @@ def round_trips(data) -> xr.Dataset:
     xarray.Dataset
         ``round_trips`` (dim ``chain``): the total over replicas; ``round_trip_rate`` (dim
         ``chain``): round trips per 1,000 draws; ``replica_round_trips`` (dims ``chain``,
-        ``replica``). Counted by :func:`round_trip_counts` from ``rung_replica``; for
-        ``sweeps_per_draw = 1`` it equals ExchangeMC's ``round_trips`` stat at the last draw.
+        ``replica``; NaN for replica ids a chain with fewer rungs does not have). Counted by
+        :func:`round_trip_counts` from ``rung_replica``; for ``sweeps_per_draw = 1`` it equals
+        ExchangeMC's ``round_trips`` stat at the last draw.
 
     Examples
     --------
     >>> pmt.round_trips(idata).round_trips.values           # doctest: +SKIP
     array([37, 41])
     """
-    ds = _rungs(data)
+    ds = tempering_dataset(data)
     if "rung_replica" not in ds:
         raise ValueError("No `rung_replica` trace: sample with pmt.ExchangeMC.")
+    if has_per_chain_ladders(ds):  # chains may have different numbers of rungs
+        return _per_chain(round_trips, ds)
     trace = ds["rung_replica"].transpose("chain", "draw", "rung").values
     counts = round_trip_counts(trace.astype(np.int64))
     n_draws = ds.sizes["draw"]
@@ -215,6 +227,7 @@ def global_barrier(data) -> xr.Dataset:
         that DEO swaps reach when every rung explores its target well: per 1,000 draws for
         ``sweeps_per_draw = 1``); ``rejection`` (dim ``rung_pair``) and
         ``cumulative_barrier`` (dim ``rung``, :math:`\Lambda(\beta_l)`, 0 at the lowest rung).
+        When each chain tuned its own ladder, every variable has a ``chain`` dim.
 
     Notes
     -----
@@ -227,7 +240,7 @@ def global_barrier(data) -> xr.Dataset:
     >>> res = pmt.global_barrier(idata)                     # doctest: +SKIP
     >>> float(res.global_barrier), int(res.suggested_n_rungs)  # doctest: +SKIP
     """
-    ds = _rungs(data)
+    ds = tempering_dataset(data)
     if has_per_chain_ladders(ds):
         return _per_chain(global_barrier, ds)
     rejection = swap_rates(ds)["rejection"]
@@ -248,21 +261,79 @@ def global_barrier(data) -> xr.Dataset:
     )
 
 
-def _loglik_stats(loglik: xr.DataArray) -> xr.Dataset:
-    ary = loglik.transpose("chain", "draw", "rung").values.astype(float)
+def _mean_stats(ary: np.ndarray) -> np.ndarray:
+    """Rows mean, MCSE, ESS (of the mean) and R-hat of ``ary`` (chain, draw, k), per column.
+
+    MCSE is ``sd / sqrt(ESS)`` with ArviZ's ``ess(method="mean")``, as the evidence
+    estimators compute it. A single chain's R-hat compares its two halves.
+    """
     kwargs = {"chain_axis": 0, "draw_axis": 1}
+    ess = np.asarray(array_stats.ess(ary, method="mean", **kwargs))
+    halves = ary
+    if ary.shape[0] == 1:  # R-hat needs two chains: split the one there is
+        half = ary.shape[1] // 2
+        halves = np.concatenate([ary[:, :half], ary[:, half : 2 * half]], axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # too few draws -> NaN, not a warning
+        mcse = np.std(ary, axis=(0, 1), ddof=1) / np.sqrt(ess)
+        rhat = np.asarray(array_stats.rhat(halves, **kwargs))
+    return np.stack([ary.mean(axis=(0, 1)), mcse, ess, rhat])
+
+
+def _finite_mean_stats(draws: np.ndarray) -> np.ndarray:
+    """:func:`_mean_stats` of one rung's ``draws`` (chain, draw) over its finite draws.
+
+    The mean is over all finite draws. ESS and R-hat are computed on each chain's finite draws
+    in order, cut to the shortest chain's count so the chains line up, and the ESS is scaled
+    back up to all finite draws (same ESS per draw); the MCSE is ``sd / sqrt(ESS)``.
+    """
+    kept = [row[np.isfinite(row)] for row in draws]
+    finite = np.concatenate(kept)
+    n = min(row.size for row in kept)
+    if n < 4:  # too few draws in some chain for ESS / R-hat
+        mean = finite.mean() if finite.size else np.nan
+        return np.array([mean, np.nan, np.nan, np.nan])
+    stats = _mean_stats(np.stack([row[:n] for row in kept])[..., None])[:, 0]
+    ess = stats[2] * finite.size / (n * len(kept))
+    mcse = np.std(finite, ddof=1) / np.sqrt(ess)
+    return np.array([finite.mean(), mcse, ess, stats[3]])
+
+
+def _loglik_stats(ds: xr.Dataset) -> xr.Dataset:
+    r"""Per rung: mean ``rung_loglik`` over the finite draws, with its MCSE, ESS and R-hat, and
+    the fraction of draws with zero likelihood (``loglik = -inf``).
+
+    Zero-likelihood draws happen where the ``beta = 0`` rung samples the prior exactly and the
+    likelihood's support depends on a parameter; no power posterior with ``beta > 0`` puts mass
+    there, so :math:`E_\beta[\ell]` as :math:`\beta \to 0^+` is the mean over the finite
+    draws. Per chain, with a ``chain`` dim, when each chain tuned its own ladder.
+    """
+    if has_per_chain_ladders(ds):
+        return _per_chain(_loglik_stats, ds)
+    loglik = ds["rung_loglik"].transpose("chain", "draw", "rung").values.astype(float)
+    invalid = np.isnan(loglik) | (loglik == np.inf)
+    if invalid.any():
+        rungs = np.flatnonzero(invalid.any(axis=(0, 1))).tolist()
+        raise ValueError(
+            f"`rung_loglik` holds NaN or +inf on rungs {rungs}: the traces are corrupt (a "
+            "likelihood is at most finite, or zero: -inf). Re-run pm.sample with ExchangeMC."
+        )
+    zero = loglik == -np.inf
+    stats = np.full((4, loglik.shape[-1]), np.nan)
+    all_finite = ~zero.any(axis=(0, 1))
+    stats[:, all_finite] = _mean_stats(loglik[..., all_finite])
+    for rung in np.flatnonzero(~all_finite):
+        stats[:, rung] = _finite_mean_stats(loglik[..., rung])
+    names = ("mean_loglik", "mean_loglik_mcse", "ess_loglik", "rhat_loglik")
     return xr.Dataset(
-        {
-            "mean_loglik": ("rung", ary.mean(axis=(0, 1))),
-            "mean_loglik_mcse": ("rung", np.asarray(array_stats.mcse(ary, **kwargs))),
-            "ess_loglik": ("rung", np.asarray(array_stats.ess(ary, method="mean", **kwargs))),
-            "rhat_loglik": ("rung", np.asarray(array_stats.rhat(ary, **kwargs))),
-        }
+        {name: ("rung", row) for name, row in zip(names, stats, strict=True)}
+        | {"zero_likelihood_fraction": ("rung", zero.mean(axis=(0, 1)))},
+        coords={"rung": ds["rung"].values, "beta": ("rung", ds["beta"].values)},
     )
 
 
 def tempering_summary(data) -> xr.Dataset:
-    """Everything that says whether a tempering run worked, in one labelled Dataset.
+    r"""Everything that says whether a tempering run worked, in one labelled Dataset.
 
     Parameters
     ----------
@@ -274,14 +345,33 @@ def tempering_summary(data) -> xr.Dataset:
     -------
     xarray.Dataset
         Per rung (dim ``rung``, coord ``beta``): ``accept`` (local Metropolis acceptance
-        probability), ``scaling`` (proposal scale; chains averaged), ``mean_loglik`` with
-        ``mean_loglik_mcse``, ``ess_loglik`` (ESS of the mean) and ``rhat_loglik``, and
-        ``cumulative_barrier``. Per rung pair (dim ``rung_pair``, coords ``beta_lower``,
+        probability; 1 on an exact prior rung), ``scaling`` (proposal scale, chains averaged;
+        NaN on an exact prior rung, which proposes nothing), ``mean_loglik`` with
+        ``mean_loglik_mcse``, ``ess_loglik`` (ESS of the mean) and ``rhat_loglik`` (with one
+        chain, its two halves compared), ``zero_likelihood_fraction`` (draws whose
+        log-likelihood is -inf; the loglik statistics are over the other draws, see Notes)
+        and ``cumulative_barrier``. Per rung pair (dim ``rung_pair``, coords ``beta_lower``,
         ``beta_upper``): ``swap_accept``, ``swap_accepted``, ``rejection``. Per chain:
         ``round_trips``, ``round_trip_rate`` (per 1,000 draws). Scalars: ``global_barrier``,
-        ``suggested_n_rungs``, ``predicted_round_trip_rate``. ``attrs["n_draws"]``.
-        When each chain tuned its own ladder (``ladder="adaptive"``), every quantity is
-        computed per chain and has a ``chain`` dim, and so has ``beta``.
+        ``suggested_n_rungs``, ``predicted_round_trip_rate``. ``attrs["n_draws"]`` and
+        ``attrs["n_chains"]``. When each chain tuned its own ladder (``ladder="adaptive"``),
+        every quantity is computed per chain and has a ``chain`` dim, and so has ``beta``;
+        with ``adapt_n_rungs=True`` a chain that settled on fewer rungs has NaN on the rungs
+        it lacks (where its ``beta`` is NaN).
+
+    Raises
+    ------
+    ValueError
+        If ``rung_loglik`` holds NaN or +inf (corrupt traces).
+
+    Notes
+    -----
+    Where the likelihood's support depends on a parameter (or a Potential is -inf), the
+    ``beta = 0`` rung samples prior draws with zero likelihood. They have no weight under any
+    rung with ``beta > 0``, so ``mean_loglik`` there is the mean over the finite draws (the
+    limit :math:`\beta \to 0^+` that thermodynamic integration needs) and
+    ``zero_likelihood_fraction`` says how many were left out. Swap and local acceptance rates
+    are unaffected: a swap that would move such a draw up is always rejected.
 
     See Also
     --------
@@ -293,16 +383,19 @@ def tempering_summary(data) -> xr.Dataset:
     >>> summary[["accept", "mean_loglik", "mean_loglik_mcse"]].to_dataframe()   # doctest: +SKIP
     >>> float(summary.global_barrier), int(summary.suggested_n_rungs)            # doctest: +SKIP
     """
-    ds = _rungs(data)
+    ds = tempering_dataset(data)
+    missing = [name for name in (*RUNG_STATS, *PAIR_STATS) if name not in ds]
+    if missing:
+        raise ValueError(f"No {missing} traces: sample with pmt.ExchangeMC.")
     if has_per_chain_ladders(ds):
         return _per_chain(tempering_summary, ds)
     dims = ("chain", "draw")
-    per_rung = xr.Dataset(
-        {
-            "accept": ds["rung_accept"].mean(dims),
-            "scaling": ds["rung_scaling"].mean(dims),
-        }
-    ).merge(_loglik_stats(ds["rung_loglik"]).assign_coords(rung=ds["rung"].values))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # exact prior rung: all-NaN scaling
+        scaling = ds["rung_scaling"].mean(dims)
+    per_rung = xr.Dataset({"accept": ds["rung_accept"].mean(dims), "scaling": scaling}).merge(
+        _loglik_stats(ds)
+    )
     barrier = global_barrier(ds)
     trips = round_trips(ds)
     summary = xr.merge(
@@ -328,7 +421,8 @@ def add_tempering_group(data, relabel_sample_stats: bool = True) -> xr.DataTree:
         The result of ``pm.sample(step=pmt.ExchangeMC(...))``. Not modified.
     relabel_sample_stats : bool, default True
         Also give the per-rung stats in ``sample_stats`` the dims ``rung`` / ``rung_pair`` and
-        the ``beta`` coordinates, in place of PyMC's ``<stat>_dim_0``.
+        the ``beta`` coordinates, in place of PyMC's ``<stat>_dim_0`` (and drop the rungs that
+        no chain used, padded by ``adapt_n_rungs=True``).
 
     Returns
     -------
@@ -345,18 +439,23 @@ def add_tempering_group(data, relabel_sample_stats: bool = True) -> xr.DataTree:
     >>> idata["tempering"].rung_loglik.sel(rung=0).mean()             # doctest: +SKIP
     >>> idata.sample_stats.rung_loglik.sel(rung=-1)                    # doctest: +SKIP
     """
-    if not isinstance(data, xr.DataTree):
-        raise TypeError(f"`data` must be the DataTree pm.sample returns, got {type(data)}.")
+    if not isinstance(data, xr.DataTree) or "sample_stats" not in data.children:
+        raise TypeError(
+            "`data` must be the DataTree pm.sample returns (with a `sample_stats` group), got "
+            f"{type(data).__module__}.{type(data).__name__}."
+        )
     ds = tempering_dataset(data)
     out = data.copy()
     stats = data["sample_stats"].to_dataset()
     ds.attrs = dict(stats.attrs)
     out["tempering"] = xr.DataTree(ds)
     if relabel_sample_stats:
-        names = [n for n in ("betas", *ds.data_vars) if f"{n}_dim_0" in stats.dims]
-        relabelled = stats.drop_dims([f"{n}_dim_0" for n in names])
-        for name in names:
-            dim = "rung_pair" if name in ds and "rung_pair" in ds[name].dims else "rung"
-            relabelled[name] = (("chain", "draw", dim), stats[name].values)
+        raw = [n for n in ("betas", *RUNG_STATS, *PAIR_STATS) if f"{n}_dim_0" in stats.dims]
+        relabelled = stats.drop_dims([f"{n}_dim_0" for n in raw])
+        for name in raw:
+            dim = "rung_pair" if name in PAIR_STATS else "rung"
+            kept = ds[dim].values  # positions of the rungs that tempering_dataset kept
+            values = stats[name].transpose("chain", "draw", f"{name}_dim_0").values
+            relabelled[name] = (("chain", "draw", dim), values[..., kept])
         out["sample_stats"] = xr.DataTree(relabelled.assign_coords(ds.coords))
     return out

@@ -10,10 +10,9 @@ import numpy as np
 import xarray as xr
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from pymc_tempering._trace import require_one_ladder
+from pymc_tempering._trace import has_per_chain_ladders, one_chain, tempering_dataset
 from pymc_tempering.diagnostics import (
     _round_trip_events,
-    _rungs,
     global_barrier,
     round_trips,
     swap_rates,
@@ -65,10 +64,111 @@ def _new_axes(ax, ncols=1, nrows=1, figsize=(6.4, 4.0), **kwargs):
     return fig, axes.ravel()
 
 
-def _ti_result(data) -> xr.Dataset:
+def _percent(fraction: float) -> str:
+    return f"{100 * fraction:.2g}%"
+
+
+def _ti_curve(data) -> xr.Dataset:
+    """:func:`thermodynamic_integration`'s result, with ``zero_likelihood_fraction`` per rung
+    (and per chain where each chain tuned its own ladder): the draws whose loglik is -inf.
+
+    Counted from the trace; for a precomputed result, from its ``log_support_fraction`` (the
+    lowest rung only, pooled over chains).
+    """
     if isinstance(data, xr.Dataset) and "log_marginal_likelihood" in data:
-        return data
-    return thermodynamic_integration(data)
+        res = data
+        zero = xr.zeros_like(res["mean_loglik"])
+        if "log_support_fraction" in res:  # only the lowest rung can miss likelihood support
+            lowest = zero["rung"] == zero["rung"][0]
+            zero = zero.where(~lowest, 1.0 - np.exp(float(res["log_support_fraction"])))
+    else:
+        res = thermodynamic_integration(data)
+        ds = tempering_dataset(data)
+        dims = "draw" if has_per_chain_ladders(ds) else ("chain", "draw")
+        zero = (ds["rung_loglik"] == -np.inf).mean(dims)
+    return res.assign(zero_likelihood_fraction=zero.reset_coords(drop=True))
+
+
+def _curves(curve: xr.Dataset):
+    """``(label, beta, mean, mcse, zero_fraction)`` per chain (or one for a shared ladder),
+    without the rungs a chain does not have."""
+    if "chain" not in curve["beta"].dims:
+        parts = [("", curve)]
+    else:
+        parts = [(f"chain {c}", curve.sel(chain=c)) for c in curve["chain"].values]
+    out = []
+    for label, part in parts:
+        beta = part["beta"].values
+        keep = np.isfinite(beta)
+        out.append(
+            (
+                label,
+                beta[keep],
+                part["mean_loglik"].values[keep],
+                part["mean_loglik_mcse"].values[keep],
+                part["zero_likelihood_fraction"].values[keep],
+            )
+        )
+    return out
+
+
+def _zero_likelihood_label(curves) -> str:
+    """Which fraction of the draws had zero likelihood, at which beta (and in which chains)."""
+    where = {}
+    for label, beta, _, _, zero in curves:
+        for b, f in zip(beta, zero, strict=True):
+            if f > 0:
+                key = (_percent(f), _beta_label(b).strip("$"))
+                where.setdefault(key, []).append(label.removeprefix("chain "))
+    parts = []
+    for (percent, beta), chains in where.items():
+        chains = [c for c in chains if c]
+        in_chains = (
+            f" (chain{'s' if len(chains) > 1 else ''} {', '.join(chains)})" if chains else ""
+        )
+        parts.append(rf"{percent} at $\beta = {beta}${in_chains}")
+    return "hollow: mean of finite draws (zero likelihood: " + ", ".join(parts) + ")"
+
+
+def _draw_ti_panel(axis, scale, curves, band, z_label):
+    """One panel of :func:`plot_ti_curve`: each curve with its band, on a linear or log axis."""
+    per_chain = curves[0][0] != ""
+    if scale == "linear":
+        if per_chain:  # several ladders, no one area: log Z goes in the legend
+            axis.plot([], [], " ", label=z_label)
+        else:
+            _, beta, mean, _, _ = curves[0]
+            label = "area from curve to 0" + ("" if z_label.startswith("$+") else ":")
+            axis.fill_between(beta, mean, 0.0, color=_BLUE, alpha=0.25, lw=0,
+                              label=f"{label} {z_label}")  # fmt: skip
+        axis.axhline(0.0, color=_GREY, lw=0.8)
+    else:
+        positive = np.concatenate([c[1][c[1] > 0] for c in curves])
+        axis.set_xscale("log", base=2)
+        axis.xaxis.set_major_locator(FixedLocator(_power_of_two_ticks(positive)))
+        axis.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _beta_label(x)))
+        axis.xaxis.set_minor_locator(NullLocator())
+    for k, (label, beta, mean, mcse, zero) in enumerate(curves):
+        color = f"C{2 * k}" if per_chain else _BLUE
+        suffix = f", {label}" if label else ""
+        keep = beta > 0 if scale == "log" else np.ones(beta.size, dtype=bool)
+        b, m, e = beta[keep], mean[keep], band * mcse[keep]
+        if not keep.all():
+            note = " (finite draws)" if zero[0] > 0 else ""
+            axis.axhline(mean[0], color=color, ls="--", lw=1.0,
+                         label=rf"$\beta = 0$: {mean[0]:.1f}{note}{suffix}")  # fmt: skip
+        axis.fill_between(b, m - e, m + e, color=color if per_chain else _ORANGE,
+                          alpha=0.3 if per_chain else 0.45, lw=0,
+                          label=rf"$\pm{band:g}$ MCSE" if k == 0 else None)  # fmt: skip
+        axis.plot(b, m, "o-", color=color, ms=3.5, lw=1.2, label=f"rung mean{suffix}")
+        hollow = zero[keep] > 0
+        axis.plot(b[hollow], m[hollow], "o", ms=7, mfc="w", mec=color, mew=1.5)
+    if any((c[4] > 0).any() for c in curves):
+        axis.plot([], [], "o", ms=7, mfc="w", mec=_GREY, mew=1.5,
+                  label=_zero_likelihood_label(curves))  # fmt: skip
+    axis.set_xlabel(r"inverse temperature $\beta$" + (" (log scale)" if scale == "log" else ""))
+    axis.grid(alpha=0.3)
+    axis.legend(loc="best", fontsize="small", frameon=True)
 
 
 def plot_ti_curve(data, *, xscale="both", band=2.0, ax=None):
@@ -78,8 +178,9 @@ def plot_ti_curve(data, *, xscale="both", band=2.0, ax=None):
     Parameters
     ----------
     data : DataTree or Dataset
-        An ExchangeMC result (passed to :func:`pymc_tempering.thermodynamic_integration`,
-        whose warnings you then see), or that function's output.
+        An ExchangeMC result or its ``sample_stats`` (passed to
+        :func:`pymc_tempering.thermodynamic_integration`, whose warnings you then see), or
+        that function's output.
     xscale : {"both", "linear", "log"}, default "both"
         ``"linear"``: :math:`\beta` on a linear axis, where the shaded area between the curve
         and 0 is :math:`\log Z` (the trapezoid rule over the ladder). ``"log"``: only
@@ -95,6 +196,15 @@ def plot_ti_curve(data, *, xscale="both", band=2.0, ax=None):
     fig : matplotlib Figure
     axes : ndarray of Axes
 
+    Notes
+    -----
+    When each chain tuned its own ladder (``ladder="adaptive"``) every chain gets its own
+    curve, and the legend gives the pooled :math:`\log Z`. Where the :math:`\beta = 0` rung
+    drew prior draws with zero likelihood (log-likelihood -inf), its point is the mean over the
+    finite draws (the :math:`\beta \to 0^+` limit), drawn hollow; the legend says which
+    fraction of the draws had zero likelihood, and that :math:`\log Z` is the area plus the
+    log of the prior mass where the likelihood is nonzero.
+
     Examples
     --------
     >>> fig, axes = pmt.plot_ti_curve(idata)                          # doctest: +SKIP
@@ -102,51 +212,35 @@ def plot_ti_curve(data, *, xscale="both", band=2.0, ax=None):
     """
     if xscale not in ("both", "linear", "log"):
         raise ValueError(f"`xscale` must be 'both', 'linear' or 'log', got {xscale!r}.")
-    res = _ti_result(data)
-    beta = res["beta"].values
-    mean = res["mean_loglik"].values
-    err = band * res["mean_loglik_mcse"].values
+    res = _ti_curve(data)
+    curves = _curves(res)
     log_z, mcse = float(res["log_marginal_likelihood"]), float(res["mcse"])
+    z_label = rf"$\log Z = {log_z:.2f} \pm {mcse:.2f}$"
+    support = np.exp(float(res.get("log_support_fraction", 0.0)))
+    if "chain" in res["beta"].dims:
+        z_label += " (chains pooled" + (rf", with $\log {support:.2g}$)" if support < 1 else ")")
+    elif support < 1:  # log Z = log P(likelihood > 0) + the integral over beta > 0
+        z_label = rf"$+ \log {support:.2g}$ (nonzero likelihood): " + z_label
+    method = res.attrs.get("method", "corrected")
     scales = ["linear", "log"] if xscale == "both" else [xscale]
     fig, axes = _new_axes(ax, ncols=len(scales), figsize=(5.2 * len(scales), 4.0), sharey=True)
-    ylabel = r"$E_\beta[\log p(y \mid \theta)]$  (nats)"
     for axis, scale in zip(axes, scales, strict=True):
-        keep = beta > 0 if scale == "log" else np.ones(beta.size, dtype=bool)
-        b, m, e = beta[keep], mean[keep], err[keep]
-        if scale == "linear":
-            axis.fill_between(
-                b,
-                m,
-                0.0,
-                color=_BLUE,
-                alpha=0.25,
-                lw=0,
-                label=rf"area from curve to 0: $\log Z = {log_z:.2f} \pm {mcse:.2f}$",
-            )
-            axis.axhline(0.0, color=_GREY, lw=0.8)
-        else:
-            axis.set_xscale("log", base=2)
-            axis.xaxis.set_major_locator(FixedLocator(_power_of_two_ticks(b)))
-            axis.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _beta_label(x)))
-            axis.xaxis.set_minor_locator(NullLocator())
-            if not keep.all():
-                axis.axhline(
-                    mean[0], color=_GREY, ls="--", lw=1.0, label=rf"$\beta = 0$: {mean[0]:.1f}"
-                )
-        axis.fill_between(
-            b, m - e, m + e, color=_ORANGE, alpha=0.45, lw=0, label=rf"$\pm{band:g}$ MCSE"
-        )
-        axis.plot(b, m, "o-", color=_BLUE, ms=3.5, lw=1.2, label="rung mean")
-        axis.set_xlabel(r"inverse temperature $\beta$" + (" (log scale)" if scale == "log" else ""))
-        axis.grid(alpha=0.3)
-        axis.legend(loc="lower right", fontsize="small", frameon=True)
-    axes[0].set_ylabel(ylabel)
+        _draw_ti_panel(axis, scale, curves, band, z_label)
+    axes[0].set_ylabel(r"$E_\beta[\log p(y \mid \theta)]$  (nats)")
     axes[0].set_title(
-        f"Thermodynamic integration ({res.attrs.get('method', 'corrected')} trapezoid)",
-        loc="left",
-        fontsize="medium",
+        f"Thermodynamic integration ({method} trapezoid)", loc="left", fontsize="medium"
     )
     return fig, axes
+
+
+def _swap_title(barrier: xr.Dataset, n_rungs) -> str:
+    values = np.atleast_1d(barrier["global_barrier"].values)
+    suggested = np.atleast_1d(barrier["suggested_n_rungs"].values)
+    have = ", ".join(str(int(n)) for n in np.atleast_1d(n_rungs))
+    return (
+        rf"$\Lambda = {', '.join(f'{v:.2f}' for v in values)}$; suggested rungs: "
+        f"{', '.join(str(int(s)) for s in suggested)} (have {have})"
+    )
 
 
 def plot_swap_rates(data, *, ax=None):
@@ -155,7 +249,10 @@ def plot_swap_rates(data, *, ax=None):
     Bars: mean swap acceptance probability of pair :math:`(l, l+1)`, drawn between the two
     rungs, with one dot per chain. Line (right axis): the cumulative communication barrier
     :math:`\Lambda(\beta_l)` (:func:`pymc_tempering.global_barrier`); it climbs steeply where
-    rungs are missing. The top axis gives :math:`\beta` at some rungs.
+    rungs are missing. The top axis gives :math:`\beta` at some rungs. When each chain tuned
+    its own ladder (``ladder="adaptive"``), each chain gets its own bars and barrier line,
+    and the title lists each chain's barrier; the top axis is left out, since :math:`\beta_l`
+    differs by chain.
 
     Parameters
     ----------
@@ -173,22 +270,42 @@ def plot_swap_rates(data, *, ax=None):
     --------
     >>> fig, ax = pmt.plot_swap_rates(idata)                          # doctest: +SKIP
     """
-    ds = _rungs(data)
-    betas = require_one_ladder(ds, "plot_swap_rates")
-    pooled = swap_rates(ds)
+    ds = tempering_dataset(data)
+    per_chain_ladders = has_per_chain_ladders(ds)
     per_chain = swap_rates(ds, combined=False)
     barrier = global_barrier(ds)
     n_rungs = ds.sizes["rung"]
     fig, axes = _new_axes(ax, figsize=(7.0, 4.0))
     axis = axes[0]
     mid = np.arange(n_rungs - 1) + 0.5
-    axis.bar(
-        mid, pooled["swap_accept"].values, width=0.8, color=_BLUE, alpha=0.7, label="all chains"
-    )
-    for chain in per_chain["chain"].values:
-        values = per_chain["swap_accept"].sel(chain=chain).values
-        axis.plot(mid, values, "o", ms=2.5, color="k", alpha=0.6, mew=0)
-    axis.plot([], [], "o", ms=2.5, color="k", alpha=0.6, label="one chain")
+    right = axis.twinx()
+    barrier_label = r"cumulative barrier $\Lambda(\beta_l)$"
+    if not per_chain_ladders:
+        pooled = swap_rates(ds)["swap_accept"].values
+        axis.bar(mid, pooled, width=0.8, color=_BLUE, alpha=0.7, label="all chains")
+        for chain in per_chain["chain"].values:
+            values = per_chain["swap_accept"].sel(chain=chain).values
+            axis.plot(mid, values, "o", ms=2.5, color="k", alpha=0.6, mew=0)
+        axis.plot([], [], "o", ms=2.5, color="k", alpha=0.6, label="one chain")
+        cumulative = barrier["cumulative_barrier"].values
+        right.plot(np.arange(n_rungs), cumulative, "-", color=_ORANGE, lw=2, label=barrier_label)
+        n_used = n_rungs
+    else:
+        chains = per_chain["chain"].values
+        width = 0.8 / chains.size
+        n_used = []
+        for k, chain in enumerate(chains):
+            color = f"C{2 * k}"
+            values = per_chain["swap_accept"].sel(chain=chain).values
+            have = np.isfinite(per_chain["beta_upper"].sel(chain=chain).values)
+            offset = (k - (chains.size - 1) / 2) * width
+            axis.bar(mid[have] + offset, values[have], width=width, color=color, alpha=0.7,
+                     label=f"chain {chain}")  # fmt: skip
+            cumulative = barrier["cumulative_barrier"].sel(chain=chain).values
+            rungs = np.flatnonzero(np.isfinite(ds["beta"].sel(chain=chain).values))
+            right.plot(rungs, cumulative[rungs], "-", color=color, lw=2,
+                       label=f"{barrier_label}, chain {chain}")  # fmt: skip
+            n_used.append(rungs.size)
     axis.set_ylim(0, 1.3)
     axis.set_yticks(np.linspace(0, 1, 6))
     axis.set_xlim(-0.3, n_rungs - 0.7)
@@ -197,40 +314,32 @@ def plot_swap_rates(data, *, ax=None):
     ticks = _rung_ticks(n_rungs)
     axis.xaxis.set_major_locator(FixedLocator(ticks))
 
-    right = axis.twinx()
-    right.plot(
-        np.arange(n_rungs),
-        barrier["cumulative_barrier"].values,
-        "-",
-        color=_ORANGE,
-        lw=2,
-        label=r"cumulative barrier $\Lambda(\beta_l)$",
-    )
-    right.set_ylim(0, max(1e-9, float(barrier["global_barrier"])) * 1.05)
+    top_barrier = np.nanmax(np.atleast_1d(barrier["global_barrier"].values), initial=0.0)
+    right.set_ylim(0, max(1e-9, float(top_barrier)) * 1.05)
     right.set_ylabel(r"communication barrier $\Lambda(\beta_l)$", color=_ORANGE)
     right.tick_params(axis="y", colors=_ORANGE)
     axis.right_ax = right
 
-    top = axis.secondary_xaxis("top")
-    top.xaxis.set_major_locator(FixedLocator(ticks))
-    top.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _beta_label(betas[int(round(x))])))
-    top.set_xlabel(r"$\beta_l$")
+    if not per_chain_ladders:
+        betas = ds["beta"].values
+        top = axis.secondary_xaxis("top")
+        top.xaxis.set_major_locator(FixedLocator(ticks))
+        top.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _beta_label(betas[int(round(x))])))
+        top.set_xlabel(r"$\beta_l$")
     handles = axis.get_legend_handles_labels()
     extra = right.get_legend_handles_labels()
     axis.legend(
         handles[0] + extra[0],
         handles[1] + extra[1],
         loc="upper center",
-        ncols=3,
+        ncols=3 if not per_chain_ladders else 2,
         fontsize="small",
         frameon=False,
     )
-    axis.set_title(
-        rf"$\Lambda = {float(barrier['global_barrier']):.2f}$; "
-        f"suggested rungs: {int(barrier['suggested_n_rungs'])} (have {n_rungs})",
-        loc="left",
-        fontsize="medium",
-    )
+    title = _swap_title(barrier, n_used)
+    if per_chain_ladders:
+        title += "; per chain (own ladders)"
+    axis.set_title(title, loc="left", fontsize="medium")
     return fig, axis
 
 
@@ -242,7 +351,7 @@ def plot_replica_trajectories(data, *, chain=0, replicas=3, draws=300, ax=None):
     data : DataTree or Dataset
         An ExchangeMC result, its ``sample_stats``, or ``tempering_dataset``'s output.
     chain : int, default 0
-        Label of the chain to show.
+        Label of the chain to show (its own ladder, when each chain tuned one).
     replicas : int or sequence of int, default 3
         Replica ids to draw, or how many (spread over the ids).
     draws : int or slice, default 300
@@ -258,8 +367,14 @@ def plot_replica_trajectories(data, *, chain=0, replicas=3, draws=300, ax=None):
     --------
     >>> fig, ax = pmt.plot_replica_trajectories(idata, replicas=[0, 5])   # doctest: +SKIP
     """
-    ds = _rungs(data)
-    trace = ds["rung_replica"].sel(chain=chain).transpose("draw", "rung").values.astype(np.int64)
+    ds = tempering_dataset(data)
+    labels = ds["chain"].values
+    if chain not in labels:
+        raise ValueError(
+            f"`chain` must be one of the chain labels {labels.tolist()}, got {chain!r}."
+        )
+    one = one_chain(ds, int(np.flatnonzero(labels == chain)[0]))  # its rungs only
+    trace = one["rung_replica"].isel(chain=0).transpose("draw", "rung").values.astype(np.int64)
     n_draws, n_rungs = trace.shape
     events = _round_trip_events(trace)  # whole chain, so counts match round_trips()
     position = np.argsort(trace, axis=-1)  # position[t, r]: the rung replica r is on
@@ -268,7 +383,12 @@ def plot_replica_trajectories(data, *, chain=0, replicas=3, draws=300, ax=None):
     if isinstance(replicas, int | np.integer):
         replicas = np.unique(np.linspace(0, n_rungs - 1, min(replicas, n_rungs)).round())
     replicas = [int(r) for r in replicas]
-    total = round_trips(ds)["replica_round_trips"].sel(chain=chain).values
+    if any(not 0 <= r < n_rungs for r in replicas):
+        raise ValueError(
+            f"`replicas` must be ids in 0..{n_rungs - 1} (chain {chain} has {n_rungs} rungs), "
+            f"got {replicas}."
+        )
+    total = round_trips(one)["replica_round_trips"].isel(chain=0).values
     fig, axes = _new_axes(ax, figsize=(7.0, 4.0))
     axis = axes[0]
     for k, rep in enumerate(replicas):
@@ -290,12 +410,7 @@ def plot_replica_trajectories(data, *, chain=0, replicas=3, draws=300, ax=None):
     axis.set_ylabel(r"rung $l$ (0: lowest $\beta$)")
     ticks = _rung_ticks(n_rungs)
     axis.yaxis.set_major_locator(FixedLocator(ticks))
-    betas = (
-        ds["beta"].sel(chain=ds["chain"].values[chain])
-        if "chain" in ds["beta"].dims
-        else ds["beta"]
-    )
-    betas = betas.values
+    betas = one["beta"].values
     right = axis.secondary_yaxis("right")
     right.yaxis.set_major_locator(FixedLocator(ticks))
     right.yaxis.set_major_formatter(FuncFormatter(lambda y, _: _beta_label(betas[int(round(y))])))

@@ -1,6 +1,7 @@
 """Diagnostics: round trips and barrier on hand-made traces, then on real ExchangeMC output, and
 ArviZ's own functions on the DataTrees our samplers return."""
 
+import functools
 import warnings
 
 import arviz as az
@@ -13,6 +14,7 @@ from conftest import SAMPLE_KWARGS
 from targets import lecture_data, lecture_model, lecture_power_moments
 
 import pymc_tempering as pmt
+from pymc_tempering._trace import one_chain
 from pymc_tempering.diagnostics import (
     add_tempering_group,
     global_barrier,
@@ -30,8 +32,10 @@ X_LECTURE = lecture_data()
 N_RUNGS = 8
 
 
-@pytest.fixture(scope="module")
-def exchange_idata():
+# --- runs shared with test_plots.py and test_trace.py (sampled once per session) -------------
+@functools.cache
+def exchange_run():
+    """A fixed geometric ladder of 8 rungs, 2 chains."""
     with lecture_model(X_LECTURE):
         return pm.sample(
             draws=400,
@@ -42,6 +46,59 @@ def exchange_idata():
             random_seed=7,
             **SAMPLE_KWARGS,
         )
+
+
+@functools.cache
+def adaptive_run():
+    """ladder="adaptive": each of the 2 chains tunes its own 8-rung ladder."""
+    with lecture_model(X_LECTURE):
+        idata = pm.sample(
+            draws=300,
+            tune=300,
+            chains=2,
+            cores=1,
+            step=pmt.ExchangeMC(n_rungs=8, ladder="adaptive"),
+            random_seed=2,
+            **SAMPLE_KWARGS,
+        )
+    assert pmt.tempering_dataset(idata)["beta"].dims == ("chain", "rung")
+    return idata
+
+
+@functools.cache
+def padded_run():
+    """adapt_n_rungs=True where the 2 chains settle on different numbers of rungs (6 and 5), so
+    the shorter one is padded with NaN betas."""
+    with lecture_model(lecture_data(n=100), b=10.0):
+        idata = pm.sample(
+            draws=300,
+            tune=300,
+            chains=2,
+            cores=1,
+            step=pmt.ExchangeMC(n_rungs=8, ladder="adaptive", adapt_n_rungs=True),
+            random_seed=1,
+            **SAMPLE_KWARGS,
+        )
+    n_used = np.isfinite(pmt.tempering_dataset(idata)["beta"].values).sum(axis=-1)
+    assert n_used[0] != n_used[1], f"the chains now settle on equal rungs {n_used}: reseed"
+    return idata
+
+
+def with_zero_likelihood(idata, fraction=0.2, seed=0):
+    """A copy of ``idata`` whose beta = 0 rung has loglik -inf in about ``fraction`` of the
+    draws, as where the prior rung draws outside the likelihood's support."""
+    out = idata.copy(deep=True)
+    stats = out["sample_stats"].to_dataset()
+    loglik = stats["rung_loglik"].values.copy()
+    loglik[np.random.default_rng(seed).random(loglik.shape[:2]) < fraction, 0] = -np.inf
+    stats["rung_loglik"] = (stats["rung_loglik"].dims, loglik)
+    out["sample_stats"] = xr.DataTree(stats)
+    return out
+
+
+@pytest.fixture(scope="module")
+def exchange_idata():
+    return exchange_run()
 
 
 # --- hand-made traces --------------------------------------------------------------------------
@@ -98,6 +155,8 @@ def hand_made_stats():
         {
             "betas": (("chain", "draw", "betas_dim_0"), np.broadcast_to(betas, (1, 4, 3))),
             "rung_loglik": (("chain", "draw", "rung_loglik_dim_0"), np.zeros((1, 4, 3))),
+            "rung_accept": (("chain", "draw", "rung_accept_dim_0"), np.full((1, 4, 3), 0.5)),
+            "rung_scaling": (("chain", "draw", "rung_scaling_dim_0"), np.ones((1, 4, 3))),
             "rung_replica": (
                 ("chain", "draw", "rung_replica_dim_0"),
                 np.array([[[0, 1, 2], [1, 0, 2], [1, 2, 0], [0, 1, 2]]]),
@@ -177,7 +236,8 @@ def test_summary_values_on_real_output(exchange_idata):
     z = (summary["mean_loglik"].values - exact) / summary["mean_loglik_mcse"].values
     assert np.all(np.abs(z) < 4), z
     ti = thermodynamic_integration(exchange_idata)
-    np.testing.assert_allclose(summary["mean_loglik_mcse"], ti["mean_loglik_mcse"])
+    # the same MCSE up to the sd's ddof (ArviZ's mcse, used here, takes ddof=1)
+    np.testing.assert_allclose(summary["mean_loglik_mcse"], ti["mean_loglik_mcse"], rtol=2e-3)
     np.testing.assert_allclose(summary["ess_loglik"], ti["ess_loglik"])
     assert np.all(summary["rhat_loglik"].values < 1.05)
 
@@ -227,6 +287,113 @@ def test_tempering_group_reads_naturally(exchange_idata):
 def test_summary_explains_non_tempering_input():
     with pytest.raises(ValueError, match="ExchangeMC"):
         tempering_summary(xr.Dataset({"accept": (("chain", "draw"), np.ones((1, 3)))}))
+    with pytest.raises(ValueError, match="rung_scaling.*ExchangeMC"):
+        tempering_summary(hand_made_stats().drop_vars("rung_scaling"))
+
+
+# --- per-chain ladders, padded ladders, zero-likelihood prior draws ---------------------------
+def test_diagnostics_on_per_chain_ladders():
+    """ladder="adaptive": every rung quantity is per chain, and equals the chain on its own."""
+    idata = adaptive_run()
+    ds = pmt.tempering_dataset(idata)
+    rates = swap_rates(idata)  # combined=True cannot pool pairs of different betas
+    assert rates["swap_accept"].dims == ("chain", "rung_pair")
+    assert rates["beta_lower"].dims == ("chain", "rung_pair")
+    np.testing.assert_allclose(
+        rates["swap_accept"], ds["swap_accept"].mean("draw", skipna=True), rtol=1e-12
+    )
+    trips = round_trips(idata)
+    counter = idata.sample_stats["round_trips"].isel(draw=-1).values
+    np.testing.assert_array_equal(trips["round_trips"].values, counter)
+    barrier = global_barrier(idata)
+    np.testing.assert_allclose(barrier["global_barrier"], rates["rejection"].sum("rung_pair"))
+
+    summary = tempering_summary(idata)
+    assert summary["beta"].dims == ("chain", "rung") and summary.attrs["n_chains"] == 2
+    for c in range(2):
+        alone = tempering_summary(pmt.tempering_dataset(idata).isel(chain=[c]))
+        for name in ("mean_loglik", "mean_loglik_mcse", "ess_loglik", "rhat_loglik", "accept"):
+            np.testing.assert_allclose(summary[name].isel(chain=c), alone[name].isel(chain=0))
+    # every number is there: R-hat of a lone chain compares its halves instead of being NaN
+    for name in ("mean_loglik", "mean_loglik_mcse", "ess_loglik", "rhat_loglik", "accept"):
+        assert np.isfinite(summary[name].values).all(), name
+    assert np.all(summary["rhat_loglik"].values < 1.2)
+    assert np.all(summary["zero_likelihood_fraction"].values == 0)
+
+
+def test_diagnostics_on_chains_with_different_numbers_of_rungs():
+    """adapt_n_rungs=True, chains on 6 and 5 rungs: each chain is read on its own rungs; the
+    rungs (pairs, replicas) a chain lacks are NaN, never numbers made from padding."""
+    idata = padded_run()
+    ds = pmt.tempering_dataset(idata)
+    assert ds.sizes["rung"] == 6  # the 58 rungs no chain used are gone
+    n_used = np.isfinite(ds["beta"].values).sum(axis=-1)
+    short = int(np.argmin(n_used))
+    np.testing.assert_array_equal(np.isnan(ds["beta"].values[short]), np.arange(6) >= 5)
+    assert np.isnan(ds["beta_lower"].values[short, -1])  # no pair above its beta = 1 rung
+    one = one_chain(ds, short)
+    assert one.sizes["rung"] == 5 and one["beta"].values[-1] == 1.0
+
+    trips = round_trips(idata)
+    counter = idata.sample_stats["round_trips"].isel(draw=-1).values
+    np.testing.assert_array_equal(trips["round_trips"].values, counter)
+    assert np.isnan(trips["replica_round_trips"].values[short, 5])
+    rates = swap_rates(idata)
+    assert np.isnan(rates["swap_accept"].values[short, -1])
+    assert rates["n_draws_attempted"].values[short, -1] == 0
+    summary = tempering_summary(idata)
+    missing = np.isnan(summary["beta"].values)
+    for name in ("accept", "mean_loglik", "mean_loglik_mcse", "ess_loglik", "rhat_loglik"):
+        np.testing.assert_array_equal(np.isnan(summary[name].values), missing, err_msg=name)
+    np.testing.assert_array_equal(summary["suggested_n_rungs"] >= 3, [True, True])
+
+    tree = add_tempering_group(idata)  # PyMC's 64 padded columns relabelled to the 6 rungs
+    assert tree.sample_stats.sizes["rung"] == 6 and tree.sample_stats.sizes["rung_pair"] == 5
+    np.testing.assert_array_equal(tree.sample_stats["rung_loglik"], ds["rung_loglik"])
+    xr.testing.assert_allclose(tempering_summary(tree), summary)
+
+
+def test_summary_reads_zero_likelihood_prior_draws():
+    """loglik = -inf on the beta = 0 rung (a prior draw outside the likelihood's support): the
+    summary counts those draws and averages the others; nothing else changes, no NaN, no
+    warning."""
+    base = exchange_run()
+    idata = with_zero_likelihood(base)
+    loglik0 = pmt.tempering_dataset(idata)["rung_loglik"].sel(rung=0).values
+    zero = np.isneginf(loglik0)
+    assert 0.1 < zero.mean() < 0.3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        summary = tempering_summary(idata)
+    before = tempering_summary(base)
+    assert float(summary["zero_likelihood_fraction"].sel(rung=0)) == zero.mean()
+    assert np.all(summary["zero_likelihood_fraction"].values[1:] == 0)
+    assert float(summary["mean_loglik"].sel(rung=0)) == pytest.approx(loglik0[~zero].mean())
+    for name in ("mean_loglik", "mean_loglik_mcse", "ess_loglik", "rhat_loglik"):
+        values = summary[name].values
+        assert np.isfinite(values).all(), name
+        np.testing.assert_allclose(values[1:], before[name].values[1:], err_msg=name)
+    # prior draws are independent: the ESS is about the number of finite draws
+    n_finite = (~zero).sum()
+    assert 0.6 * n_finite < float(summary["ess_loglik"].sel(rung=0)) < 1.4 * n_finite
+    sd = loglik0[~zero].std(ddof=1)
+    assert float(summary["mean_loglik_mcse"].sel(rung=0)) == pytest.approx(
+        sd / np.sqrt(float(summary["ess_loglik"].sel(rung=0)))
+    )
+    for name in ("accept", "swap_accept", "global_barrier", "round_trips"):
+        np.testing.assert_array_equal(summary[name], before[name], err_msg=name)
+
+    # the same on per-chain ladders
+    per_chain = tempering_summary(with_zero_likelihood(adaptive_run()))
+    assert np.isfinite(per_chain["mean_loglik_mcse"].values).all()
+    assert np.all(per_chain["zero_likelihood_fraction"].sel(rung=0).values > 0.1)
+
+
+def test_summary_refuses_corrupt_loglik():
+    stats = hand_made_stats()
+    stats["rung_loglik"][0, 2, 1] = np.nan
+    with pytest.raises(ValueError, match=r"rung_loglik.*NaN.*rungs \[1\]"):
+        tempering_summary(stats)
 
 
 # --- ArviZ on every DataTree our samplers return ----------------------------------------------

@@ -8,11 +8,15 @@ import numpy as np
 import pymc as pm
 import pytest
 from conftest import SAMPLE_KWARGS
-from targets import lecture_data, lecture_model
+from test_diagnostics import adaptive_run, exchange_run, padded_run, with_zero_likelihood
 
 import pymc_tempering as pmt
-from pymc_tempering.diagnostics import global_barrier, round_trips, swap_rates
-from pymc_tempering.evidence import thermodynamic_integration
+from pymc_tempering.diagnostics import (
+    global_barrier,
+    round_trips,
+    swap_rates,
+)
+from pymc_tempering.evidence import EvidenceWarning, thermodynamic_integration
 from pymc_tempering.plots import (
     plot_replica_trajectories,
     plot_sgld_noise,
@@ -21,21 +25,10 @@ from pymc_tempering.plots import (
 )
 from pymc_tempering.step_methods.sgld import SGLD
 
-N_RUNGS = 8
-
 
 @pytest.fixture(scope="module")
 def exchange_idata():
-    with lecture_model(lecture_data()):
-        return pm.sample(
-            draws=400,
-            tune=300,
-            chains=2,
-            cores=1,
-            step=pmt.ExchangeMC(n_rungs=N_RUNGS),
-            random_seed=7,
-            **SAMPLE_KWARGS,
-        )
+    return exchange_run()
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +55,11 @@ def sgld_idata():
 
 
 def render(tmp_path, name, plot, *args, **kwargs):
-    """Call ``plot`` and save its figure with every warning an error; return what it returned."""
+    """Call ``plot`` and save its figure with every warning an error (but the EvidenceWarnings
+    of these short runs); return what it returned."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", EvidenceWarning)
         out = plot(*args, **kwargs)
         fig = out[0]
         path = tmp_path / f"{name}.png"
@@ -159,3 +154,115 @@ def test_sgld_noise_plot_shows_the_four_stats(sgld_idata, tmp_path):
 def test_sgld_noise_plot_explains_wrong_input(exchange_idata):
     with pytest.raises(ValueError, match="SGLD"):
         plot_sgld_noise(exchange_idata)
+
+
+# --- per-chain ladders, padded ladders, zero-likelihood prior draws ---------------------------
+def lines_labelled(axis, prefix):
+    return [line for line in axis.get_lines() if line.get_label().startswith(prefix)]
+
+
+def legend_text(axis):
+    return " ".join(t.get_text() for t in axis.get_legend().get_texts())
+
+
+@pytest.mark.parametrize("run", [adaptive_run, padded_run], ids=["adaptive", "adapt_n_rungs"])
+def test_ti_curve_draws_each_chains_own_ladder(run, tmp_path):
+    """Issue 18: plot_ti_curve raised IndexError on every multi-chain adaptive run."""
+    idata = run()
+    fig, (linear, log) = render(tmp_path, "ti_per_chain", plot_ti_curve, idata)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        ti = thermodynamic_integration(idata)
+    for chain in (0, 1):
+        beta = ti["beta"].sel(chain=chain).values
+        have = np.isfinite(beta)  # a chain on fewer rungs draws only those
+        (curve,) = lines_labelled(linear, f"rung mean, chain {chain}")
+        np.testing.assert_allclose(curve.get_xdata(), beta[have])
+        np.testing.assert_allclose(curve.get_ydata(), ti["mean_loglik"].sel(chain=chain)[have])
+        (log_curve,) = lines_labelled(log, f"rung mean, chain {chain}")
+        np.testing.assert_allclose(log_curve.get_xdata(), beta[have][1:])
+        (prior,) = lines_labelled(log, r"$\beta = 0$")[chain : chain + 1]
+        assert prior.get_ydata()[0] == pytest.approx(float(ti["mean_loglik"].sel(chain=chain)[0]))
+    n_points = [len(line.get_xdata()) for line in lines_labelled(linear, "rung mean")]
+    assert n_points == list(np.isfinite(ti["beta"].values).sum(axis=-1))
+    assert f"{float(ti.log_marginal_likelihood):.2f}" in legend_text(linear)
+    assert "chains pooled" in legend_text(linear)
+
+
+def test_ti_curve_marks_zero_likelihood_prior_draws(exchange_idata, tmp_path):
+    """loglik = -inf at beta = 0: the point is the mean of the finite draws, drawn hollow, and
+    the legend says how many draws had zero likelihood and that log Z includes their log."""
+    idata = with_zero_likelihood(exchange_idata)
+    fig, (linear, log) = render(tmp_path, "ti_zero", plot_ti_curve, idata)
+    loglik0 = pmt.tempering_dataset(idata)["rung_loglik"].sel(rung=0).values
+    zero = np.isneginf(loglik0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        ti = thermodynamic_integration(idata)
+    (curve,) = lines_labelled(linear, "rung mean")
+    assert np.isfinite(curve.get_ydata()).all()
+    assert curve.get_ydata()[0] == pytest.approx(loglik0[~zero].mean())
+    np.testing.assert_allclose(curve.get_ydata(), ti["mean_loglik"].values)
+    hollow = [line for line in linear.get_lines() if line.get_markerfacecolor() == "w"]
+    assert [list(line.get_xdata()) for line in hollow if len(line.get_xdata())] == [[0.0]]
+    percent = f"{100 * zero.mean():.2g}%"
+    for axis in (linear, log):
+        assert f"zero likelihood: {percent} at $\\beta = 0$" in legend_text(axis)
+    assert f"$+ \\log {1 - zero.mean():.2g}$" in legend_text(linear)  # log Z = log P(L > 0) + area
+    assert f"{float(ti.log_marginal_likelihood):.2f}" in legend_text(linear)
+    (prior,) = lines_labelled(log, r"$\beta = 0$")
+    assert "(finite draws)" in prior.get_label()
+    # a precomputed result says the same (from its log_support_fraction)
+    fig, (axis,) = render(tmp_path, "ti_zero_result", plot_ti_curve, ti, xscale="linear")
+    assert f"zero likelihood: {percent} at $\\beta = 0$" in legend_text(axis)
+
+    per_chain = with_zero_likelihood(adaptive_run())
+    fig, (linear, _) = render(tmp_path, "ti_zero_chains", plot_ti_curve, per_chain)
+    loglik0 = pmt.tempering_dataset(per_chain)["rung_loglik"].sel(rung=0).values
+    for fraction in np.isneginf(loglik0).mean(axis=1):  # each chain's share, pooled nowhere
+        assert f"{100 * fraction:.2g}% at $\\beta = 0$ (chain" in legend_text(linear)
+
+
+@pytest.mark.parametrize("run", [adaptive_run, padded_run], ids=["adaptive", "adapt_n_rungs"])
+def test_swap_rates_plot_gives_each_chain_its_bars_and_barrier(run, tmp_path):
+    idata = run()
+    fig, ax = render(tmp_path, "swap_per_chain", plot_swap_rates, idata)
+    assert_labelled(ax)
+    rates = swap_rates(idata, combined=False)
+    barrier = global_barrier(idata)
+    bars = {container.get_label(): container for container in ax.containers}
+    for chain in (0, 1):
+        have = np.isfinite(rates["beta_upper"].sel(chain=chain).values)
+        heights = [patch.get_height() for patch in bars[f"chain {chain}"]]
+        np.testing.assert_allclose(heights, rates["swap_accept"].sel(chain=chain)[have])
+        (line,) = lines_labelled(ax.right_ax, "cumulative barrier")[chain : chain + 1]
+        assert line.get_label().endswith(f"chain {chain}")
+        cumulative = barrier["cumulative_barrier"].sel(chain=chain).values
+        np.testing.assert_allclose(line.get_ydata(), cumulative[np.isfinite(cumulative)])
+        assert f"{float(barrier.global_barrier.sel(chain=chain)):.2f}" in ax.get_title(loc="left")
+    n_rungs = np.isfinite(pmt.tempering_dataset(idata)["beta"].values).sum(axis=-1)
+    assert f"(have {n_rungs[0]}, {n_rungs[1]})" in ax.get_title(loc="left")
+
+
+def test_replica_trajectories_of_a_chain_with_fewer_rungs(tmp_path):
+    idata = padded_run()
+    ds = pmt.tempering_dataset(idata)
+    short = int(np.argmin(np.isfinite(ds["beta"].values).sum(axis=-1)))
+    n_rungs = int(np.isfinite(ds["beta"].values[short]).sum())
+    fig, ax = render(
+        tmp_path, "replicas_short", plot_replica_trajectories, idata, chain=short, replicas=9
+    )
+    assert_labelled(ax)
+    steps = lines_labelled(ax, "replica")
+    assert len(steps) == n_rungs  # every replica the chain has, none from its padding
+    trace = ds["rung_replica"].isel(chain=short).values[:, :n_rungs]
+    total = round_trips(idata)["replica_round_trips"].isel(chain=short).values
+    for rep, line in enumerate(steps):
+        np.testing.assert_array_equal(line.get_ydata(), np.argmax(trace == rep, axis=1)[:300])
+        assert f"({int(total[rep])} round trip" in line.get_label()
+    assert ax.get_ylim()[1] == pytest.approx(n_rungs - 0.3)
+    with pytest.raises(ValueError, match=rf"`replicas` must be ids in 0\.\.{n_rungs - 1}"):
+        plot_replica_trajectories(idata, chain=short, replicas=[5])
+    with pytest.raises(ValueError, match=r"`chain` must be one of the chain labels \[0, 1\]"):
+        plot_replica_trajectories(idata, chain=2)
+    plt.close("all")

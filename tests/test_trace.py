@@ -1,5 +1,5 @@
 """tempering_dataset reads every form of an ExchangeMC result (the DataTree, its sample_stats
-node or Dataset, its own output) and explains every other input."""
+node or Dataset, its own output), explains every other input, and labels padded ladders."""
 
 import numpy as np
 import pymc as pm
@@ -7,23 +7,15 @@ import pytest
 import xarray as xr
 from conftest import SAMPLE_KWARGS
 from targets import lecture_data, lecture_model
+from test_diagnostics import exchange_run
 
 import pymc_tempering as pmt
-from pymc_tempering._trace import tempering_dataset
+from pymc_tempering._trace import one_chain, tempering_dataset
 
 
 @pytest.fixture(scope="module")
 def idata():
-    with lecture_model(lecture_data()):
-        return pm.sample(
-            draws=400,
-            tune=300,
-            chains=2,
-            cores=1,
-            step=pmt.ExchangeMC(n_rungs=8),
-            random_seed=7,
-            **SAMPLE_KWARGS,
-        )
+    return exchange_run()
 
 
 def test_every_form_of_the_result_gives_the_same_dataset(idata):
@@ -98,3 +90,56 @@ def test_trees_without_tempering_traces_are_explained(idata):
         tempering_dataset(xr.DataTree.from_dict({"posterior": idata.posterior.to_dataset()}))
     with pytest.raises(ValueError, match="No tempering traces.*ExchangeMC"):
         tempering_dataset(idata.posterior)  # a node, but not the sample stats
+
+
+def raw_stats(betas_per_chain, n_draws=3):
+    """PyMC-style sample stats with ExchangeMC's padding: each chain's ladder is padded with
+    NaN (replica ids with -1) up to the longest, as ``adapt_n_rungs=True`` records them."""
+    width = max(len(b) for b in betas_per_chain) + 1  # one rung no chain uses
+    n_chains = len(betas_per_chain)
+    betas = np.full((n_chains, n_draws, width), np.nan)
+    replica = np.full((n_chains, n_draws, width), -1)
+    for c, ladder in enumerate(betas_per_chain):
+        betas[c, :, : len(ladder)] = ladder
+        replica[c, :, : len(ladder)] = np.arange(len(ladder))
+    loglik = np.where(np.isnan(betas), np.nan, -1.0 - betas)
+    pairs = np.where(np.isnan(betas[..., 1:]), np.nan, 0.5)
+
+    def var(name, values):
+        return (("chain", "draw", f"{name}_dim_0"), values)
+
+    return xr.Dataset(
+        {
+            "betas": var("betas", betas),
+            "rung_loglik": var("rung_loglik", loglik),
+            "rung_replica": var("rung_replica", replica),
+            "swap_accept": var("swap_accept", pairs),
+        },
+        coords={"chain": np.arange(n_chains), "draw": np.arange(n_draws)},
+    )
+
+
+def test_padded_ladders_are_labelled_and_one_chain_drops_the_padding():
+    ds = tempering_dataset(raw_stats([[0.0, 0.3, 0.6, 1.0], [0.0, 0.5, 1.0]]))
+    assert ds.sizes["rung"] == 4 and ds.sizes["rung_pair"] == 3  # the unused 5th rung is gone
+    assert ds["beta"].dims == ("chain", "rung")
+    np.testing.assert_array_equal(ds["beta"].values[1], [0.0, 0.5, 1.0, np.nan])
+    np.testing.assert_array_equal(ds["beta_lower"].values[1], [0.0, 0.5, np.nan])
+    np.testing.assert_array_equal(ds["beta_upper"].values[1], [0.5, 1.0, np.nan])
+    short = one_chain(ds, 1)
+    assert short.sizes["rung"] == 3 and short.sizes["rung_pair"] == 2
+    np.testing.assert_array_equal(short["beta"].values, [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(short["rung_replica"].values[0, 0], [0, 1, 2])
+    assert np.isfinite(short["rung_loglik"].values).all()
+    long = one_chain(ds, 0)
+    assert long.sizes["rung"] == 4 and long["beta"].dims == ("rung",)
+
+
+def test_a_shared_ladder_has_one_beta_and_a_moving_one_is_refused():
+    ds = tempering_dataset(raw_stats([[0.0, 0.5, 1.0], [0.0, 0.5, 1.0]]))
+    assert ds["beta"].dims == ("rung",) and ds.sizes["rung"] == 3
+    xr.testing.assert_identical(one_chain(ds, 1), ds.isel(chain=[1]))
+    moving = raw_stats([[0.0, 0.5, 1.0]])
+    moving["betas"][0, 1, 1] = 0.4
+    with pytest.raises(ValueError, match="ladder changes between recorded draws"):
+        tempering_dataset(moving)
