@@ -378,7 +378,7 @@ def nonfinite_start_message(model, point, vars) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         logps = model.point_logps(point, round_vals=4)
-    bad_terms = {k: v for k, v in logps.items() if not np.isfinite(v)}
+    bad_terms = {k: float(v) for k, v in logps.items() if not np.isfinite(v)}
     parts = []
     if bad_values:
         parts.append(f"values of {bad_values} are not finite")
@@ -409,6 +409,9 @@ class MinibatchGradients:
     evaluated on a fresh random minibatch at every call (the ``pm.Minibatch`` RNG is updated)
     and is already multiplied by ``N / n`` through the observed variables' ``total_size``.
     For a model without ``pm.Minibatch`` it is the exact full-data gradient.
+    ``logp_grads(x)`` returns ``(logp, grad logprior, grad loglik)`` from the same call, with
+    ``logp`` the log prior plus the (rescaled) minibatch log-likelihood: the gradient-only
+    sampler's cheap check that ``x`` lies where the density is positive and finite.
 
     ``indexed(x, idx)`` (minibatched models only) evaluates the same two gradients on the data
     rows ``idx``, ``batch_size`` of them (PyMC fixes the minibatch shape in the logp graph), and
@@ -434,7 +437,11 @@ class MinibatchGradients:
         return np.ascontiguousarray(x, dtype=self.dtype)
 
     def grads(self, x: np.ndarray):
-        return self.grads_fn(self._flat(x))
+        return self.grads_fn(self._flat(x))[:2]
+
+    def logp_grads(self, x: np.ndarray):
+        grad_logprior, grad_loglik, logp = self.grads_fn(self._flat(x))
+        return float(logp), grad_logprior, grad_loglik
 
     def indexed(self, x: np.ndarray, idx: np.ndarray):
         return self.indexed_fn(self._flat(x), np.asarray(idx, dtype=np.int64))
@@ -445,7 +452,13 @@ class MinibatchGradients:
     def control_variate_grads(self, x: np.ndarray, anchor: np.ndarray):
         """``(grad logprior(x), (N/n) sum_B [grad loglik_i(x) - grad loglik_i(anchor)])`` on one
         fresh random minibatch ``B`` (the SGLD-CV estimator's random part)."""
-        return self.cv_fn(self._flat(x), self._flat(anchor))
+        return self.cv_fn(self._flat(x), self._flat(anchor))[:2]
+
+    def control_variate_logp_grads(self, x: np.ndarray, anchor: np.ndarray):
+        """``(logp(x), *control_variate_grads(x, anchor))`` from one call, ``logp`` as in
+        ``logp_grads`` (on the same minibatch)."""
+        grad_logprior, grad_diff, logp = self.cv_fn(self._flat(x), self._flat(anchor))
+        return float(logp), grad_logprior, grad_diff
 
     def full_loglik_grad(self, x: np.ndarray) -> np.ndarray:
         """Exact full-data log-likelihood gradient, in ``ceil(N / batch_size)`` compiled calls."""
@@ -472,6 +485,24 @@ class MinibatchGradients:
 
 def _minibatch_nodes(outputs) -> list:
     return [node for node in applys_between([], outputs) if isinstance(node.op, MinibatchOp)]
+
+
+def _merge_minibatch_copies(outputs) -> list:
+    """``outputs`` with every copy of a ``pm.Minibatch`` node replaced by one node per call.
+
+    One call owns one shared RNG, and its node can appear more than once: PyMC clones it, and
+    its pre-gradient rewrites (``rewrite_pregrad``, run by NUTS, MALA, ``model.compile_dlogp``
+    and the like) rewrite the inner graph of one copy in place, leaving a node with a new
+    ``MinibatchOp`` and the same inputs. Two such nodes read one RNG, so PyMC finds no default
+    update for it: the compiled gradient would score the same rows at every step. One node
+    per RNG restores the update (and keeps the arrays of a call aligned, row for row).
+    """
+    first, replace = {}, {}
+    for node in _minibatch_nodes(outputs):
+        kept = first.setdefault(node.inputs[-1], node)
+        if kept is not node and list(kept.inputs) == list(node.inputs):
+            replace.update(zip(node.outputs, kept.outputs, strict=True))
+    return graph_replace(outputs, replace, strict=False) if replace else list(outputs)
 
 
 def _rows_replacement(outputs, idx) -> dict:
@@ -519,11 +550,13 @@ def compile_minibatch_gradients(
     (logprior, loglik), flat = join_nonshared_inputs(
         initial_point, [model.varlogp, model.datalogp], vars, shared
     )
+    logprior, loglik = _merge_minibatch_copies([logprior, loglik])
     grad_logprior = pt.grad(logprior, flat, disconnected_inputs="ignore")
     grad_loglik = pt.grad(loglik, flat, disconnected_inputs="ignore")
+    logp = (logprior + loglik).astype("float64")
     grads_fn, updates = compile(
         [flat],
-        [grad_logprior, grad_loglik],
+        [grad_logprior, grad_loglik, logp],
         random_seed=False,
         return_updates=True,
         **compile_kwargs,
@@ -561,7 +594,9 @@ def compile_minibatch_gradients(
             shared=shared,
             dtype=flat.dtype,
         )
-    n_calls = len({id(node.op) for node in nodes})  # PyMC clones a call's node; one op each
+    # one shared RNG per pm.Minibatch call; counting ops would count a call twice once PyMC's
+    # pre-gradient rewrites have given one copy of its node a new op (_merge_minibatch_copies)
+    n_calls = len({node.inputs[-1] for node in nodes})
     if n_calls > 1:
         raise ValueError(
             "SGLD supports one pm.Minibatch(...) call per model, found "
@@ -611,7 +646,7 @@ def compile_minibatch_gradients(
     grad_anchor = pt.grad(loglik_anchor, anchor, disconnected_inputs="ignore")
     cv_fn = compile(
         [flat, anchor],
-        [grad_logprior, grad_loglik - grad_anchor],
+        [grad_logprior, grad_loglik - grad_anchor, logp],
         random_seed=False,
         **compile_kwargs,
     )

@@ -34,6 +34,7 @@ from pymc_tempering.kernels.langevin import (
 from pymc_tempering.step_methods._compile import (
     compile_tempered_logp_dlogp,
     nonfinite_start_message,
+    refuse_minibatch,
 )
 from pymc_tempering.step_methods._progress import progress_columns
 
@@ -80,6 +81,7 @@ class _Langevin(GradientSharedStep):
     def __init__(self, vars, *, beta, Emax, model, rng, initial_point, compile_kwargs, blocked):
         sampler = type(self).__name__
         model = modelcontext(model)
+        refuse_minibatch(model, sampler)
         if initial_point is None:
             initial_point = model.initial_point()
         if vars is None:
@@ -118,12 +120,8 @@ class _Langevin(GradientSharedStep):
         self.Emax = float(Emax)
         x0 = DictToArrayBijection.map({v.name: initial_point[v.name] for v in vars}).data
         self.n_params = int(x0.size)
-        if not self._finite(x0, *self._logp_grad(x0)):
-            raise ValueError(
-                f"{sampler} cannot start: at the initial point "
-                f"{nonfinite_start_message(model, initial_point, vars)}. Pass a valid "
-                "`initial_point=` (or `initvals=` to pm.sample) or fix the model."
-            )
+        # No check of the density at `initial_point` here: pm.sample starts each chain at its
+        # own initial point (`initvals=`), known only at the first step (see `_current`).
         self._x = self._logp = self._grad = None
 
     # -- density ---------------------------------------------------------------------------------
@@ -150,13 +148,26 @@ class _Langevin(GradientSharedStep):
         x = np.array(x, dtype=np.float64)
         logp, grad = self._logp_grad(x)
         if not self._finite(x, logp, grad):
-            point = DictToArrayBijection.rmap(q0)
-            raise ValueError(
-                f"{type(self).__name__} cannot move from {point}: the log density there is "
-                f"{logp} and its gradient is{'' if np.all(np.isfinite(grad)) else ' not'} "
-                "finite. Start from a valid point (`initvals=`) or fix the model."
-            )
+            raise ValueError(self._nonfinite_state_message(q0))
         return x, logp, grad
+
+    def _nonfinite_state_message(self, q0: RaveledVars) -> str:
+        sampler, names = type(self).__name__, [v.name for v in self.vars]
+        own = {k: np.round(v, 4).tolist() for k, v in DictToArrayBijection.rmap(q0).items()}
+        point = {k: v.get_value() for k, v in self.shared.items()} | DictToArrayBijection.rmap(q0)
+        where = nonfinite_start_message(self._model, point, self.vars)
+        if self.iteration == 0:
+            return (
+                f"{sampler} cannot start the chain at {own}, where {where}. pm.sample starts "
+                "every chain at the model's initial point unless told otherwise (the step's "
+                "`initial_point=` does not choose it); pass starting values inside the support, "
+                f"e.g. pm.sample(step=..., initvals={{{names[0]!r}: ...}}) for {names}."
+            )
+        return (
+            f"{sampler} cannot move from {own}, where {where}: other step methods have moved "
+            f"the variables that {sampler} does not sample to values where the density of "
+            f"{names} is zero or not finite. Check the model, or sample it with one step method."
+        )
 
     def _propose(self, x, grad, step_size, scaling):
         """Draw a Langevin proposal and evaluate it; ``finite`` says whether all is finite.
@@ -171,14 +182,23 @@ class _Langevin(GradientSharedStep):
         logp_y, grad_y = self._logp_grad(y)
         return y, logp_y, grad_y, bool(np.isfinite(logp_y) and np.isfinite(grad_y).all())
 
-    def _divergence_warning(self, message: str):
-        """A ``warning`` stat for this draw; also a Python warning at a chain's first one."""
+    def _divergence_warning(self, message: str, zero_density: bool = False):
+        """A ``warning`` stat for this draw, and a Python warning once per chain: a
+        ``UserWarning`` at the first move into zero density (tuning or not), a
+        ``RuntimeWarning`` at the first other divergence after tuning."""
+        if zero_density:
+            self._warn_once("zero_density", message, UserWarning)
         if self.tune:
             return SamplerWarning(WarningType.TUNING_DIVERGENCE, message, "debug", self.iteration)
         self.divergences += 1
-        if self.divergences == 1:
-            warnings.warn(message, RuntimeWarning, stacklevel=2)
+        if not zero_density:
+            self._warn_once("diverging", message, RuntimeWarning)
         return SamplerWarning(WarningType.DIVERGENCE, message, "debug", self.iteration)
+
+    def _warn_once(self, kind: str, message: str, category) -> None:
+        if kind not in self._warned:
+            self._warned.add(kind)
+            warnings.warn(message, category, stacklevel=4)
 
     def stop_tuning(self):
         self.tune = False
@@ -223,6 +243,17 @@ class ULA(_Langevin):
     gradient grows faster than linearly (e.g. :math:`\pi \propto e^{-x^4}`) ULA is transient for
     every fixed :math:`h`: its paths blow up. Use :class:`MALA` for exact sampling.
 
+    **What a gradient-only sampler cannot see.** ULA (like SGLD) moves along the gradient of
+    the log density and keeps every move, so it never compares densities. Where the density
+    jumps, the gradient is zero on both sides and ULA samples as if there were no jump: with
+    ``x ~ N(0, 1)`` and ``pm.Potential("jump", pt.switch(x > 1, 2.0, 0.0))``, P(x > 1) is 0.58,
+    ULA gives 0.16 (the jump-free value) and MALA 0.58. A hard constraint (bounds that depend
+    on parameters, e.g. ``pm.Uniform("y", ub - 10, ub, observed=y)``, or a Potential that is
+    -inf somewhere) is just as invisible to the gradient. ULA evaluates the log density of
+    every new state, discards a move into zero density, marks the draw ``diverging`` and
+    warns (``UserWarning``, once per chain), but its draws near such a boundary are still
+    wrong. Use :class:`MALA` or ``ExchangeMC``, whose accept/reject step sees the density.
+
     Parameters
     ----------
     vars : list, optional
@@ -248,7 +279,15 @@ class ULA(_Langevin):
     and **the chain stays at its last finite state** (the draw repeats it), so the trace never
     holds NaN or infinities. A chain that diverges once usually keeps diverging: reduce
     ``step_size``. After tuning, the first divergence of a chain raises a ``RuntimeWarning``
-    and PyMC reports the count at the end of sampling, as it does for NUTS.
+    and PyMC reports the count at the end of sampling, as it does for NUTS. The first move of
+    a chain into zero density (log density -inf), in tuning or not, raises a ``UserWarning``
+    (see above).
+
+    Start: each chain starts where ``pm.sample`` starts it, at the model's initial point or at
+    ``initvals=``; where the log density or its gradient is not finite there, the first step
+    raises a ``ValueError`` naming the variables. Models with ``pm.Minibatch`` data (or a
+    ``total_size`` that rescales a likelihood) are refused: ULA needs the full-data density;
+    use ``SGLD`` for them.
 
     Stats, per draw: ``tune`` (bool), ``step_size`` (the :math:`h` used), ``diverging`` (bool),
     ``divergences`` (running count after tuning), ``model_logp`` (logprior + beta * loglik
@@ -274,7 +313,7 @@ class ULA(_Langevin):
         "tune": (bool, []),
         "step_size": (np.float64, []),
         "diverging": (bool, []),
-        "divergences": (np.int64, []),
+        "divergences": (int, []),  # NUTS declares `int`: compound steps need one dtype
         "model_logp": (np.float64, []),
         "warning": (SamplerWarning, None),
     }
@@ -322,6 +361,7 @@ class ULA(_Langevin):
     def _reset_chain(self):
         self.iteration = 0
         self.divergences = 0
+        self._warned: set[str] = set()  # Python warnings given in this chain
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         super().setup_chain(rng, tune, draws)
@@ -347,13 +387,26 @@ class ULA(_Langevin):
             y, logp_y, grad_y, finite = self._propose(x, grad, h, self.scaling)
         diverging = not finite or (logp - logp_y) > self.Emax
         warning = None
-        if diverging:
+        if diverging and logp_y == -np.inf and np.isfinite(y).all():
+            warning = self._divergence_warning(
+                f"ULA entered a region of zero density at iteration {self.iteration} "
+                f"(step_size={h:.4g}): the move led to log density -inf. Such moves are "
+                "discarded: the draw repeats the last state and is marked `diverging`. ULA "
+                "follows only the gradient of the log density, which cannot see hard "
+                "constraints (bounds that depend on parameters, a Potential that is -inf "
+                "somewhere) or jumps of the density, so its draws near them are wrong. Sample "
+                "this model with pmt.MALA or pmt.ExchangeMC, whose accept/reject step "
+                "evaluates the density.",
+                zero_density=True,
+            )
+        elif diverging:
             warning = self._divergence_warning(
                 f"ULA diverged at iteration {self.iteration} (step_size={h:.4g}): the move "
                 f"led to log density {logp_y:.4g} from {logp:.4g}. The chain stays at its last "
                 "finite state and such draws are marked `diverging`; reduce `step_size` "
                 "(for a Gaussian of scale s ULA needs h < 2 s^2) or use MALA."
             )
+        if diverging:
             y, logp_y, grad_y = x, logp, grad
         self._x, self._logp, self._grad = y, logp_y, grad_y
         self.iteration += 1
@@ -475,6 +528,12 @@ class MALA(_Langevin):
     ``warning`` (a ``SamplerWarning`` on divergent draws; PyMC drops it from the DataTree unless
     ``keep_warning_stat=True``). PyMC reports divergences after tuning at the end of sampling.
 
+    Start: each chain starts where ``pm.sample`` starts it, at the model's initial point or at
+    ``initvals=``; where the log density or its gradient is not finite there, the first step
+    raises a ``ValueError`` naming the variables. Models with ``pm.Minibatch`` data (or a
+    ``total_size`` that rescales a likelihood) are refused: MALA's accept/reject step needs the
+    full-data density; use ``SGLD`` for them.
+
     References
     ----------
     G. O. Roberts and R. L. Tweedie (1996), Exponential convergence of Langevin distributions and
@@ -497,7 +556,7 @@ class MALA(_Langevin):
         "step_size": (np.float64, []),
         "step_size_bar": (np.float64, []),
         "diverging": (bool, []),
-        "divergences": (np.int64, []),
+        "divergences": (int, []),  # NUTS declares `int`: compound steps need one dtype
         "model_logp": (np.float64, []),
         "scaling_min": (np.float64, []),
         "scaling_max": (np.float64, []),
@@ -565,6 +624,7 @@ class MALA(_Langevin):
     def _reset_chain(self, n_tune: int):
         self.iteration = 0
         self.divergences = 0
+        self._warned: set[str] = set()  # Python warnings given in this chain
         self.n_tune = int(n_tune)
         self.step_size = self._initial_step_size
         self.scaling = self._initial_scaling.copy()

@@ -1,6 +1,8 @@
 """SGLD: minibatch stochastic-gradient Langevin dynamics as a PyMC step method."""
 
 import logging
+import warnings
+from typing import Any
 
 import numpy as np
 from pymc.blocking import DictToArrayBijection, RaveledVars
@@ -40,6 +42,9 @@ class SGLDState(StepMethodState):
     adapting: bool
     threshold_step: int
     minibatch_rng: np.random.Generator | None
+    _x: Any
+    _grad_logprior: Any
+    _grad_loglik: Any
 
 
 class SGLD(ArrayStepShared):
@@ -56,6 +61,19 @@ class SGLD(ArrayStepShared):
     ``total_size=N``. A model without ``pm.Minibatch`` uses the full data, and SGLD is then the
     unadjusted Langevin algorithm with step :math:`\epsilon/2`
     (``theta + (eps/2) grad logp + sqrt(eps) z``).
+
+    **What a gradient-only sampler cannot see.** SGLD (like ULA) moves along the gradient of
+    the log density and keeps every move, so it never compares densities. Where the density
+    jumps, the gradient is zero on both sides and SGLD samples as if there were no jump: with
+    ``x ~ N(0, 1)`` and ``pm.Potential("jump", pt.switch(x > 1, 2.0, 0.0))``, P(x > 1) is 0.58,
+    SGLD gives 0.16 (the jump-free value) and MALA 0.58. A hard constraint (bounds that depend
+    on parameters, e.g. ``pm.Uniform("y", ub - 10, ub, observed=y)``, or a Potential that is
+    -inf somewhere) is just as invisible to the gradient. SGLD evaluates the log density
+    (log prior plus the rescaled minibatch log-likelihood) of every new state in the call
+    that computes its gradient, discards a move into zero density, marks the draw
+    ``diverging`` and warns (``UserWarning``, once per chain); but its draws near such a
+    boundary are still wrong, and with minibatches only the batch's rows are checked. Use
+    ``MALA`` or ``ExchangeMC`` on the full data for such models.
 
     Parameters
     ----------
@@ -117,8 +135,15 @@ class SGLD(ArrayStepShared):
     gradient is exact); ``grad_noise_var`` and ``injected_noise_var``, per-parameter variances
     of the gradient noise :math:`\epsilon^2 N^2/(4n)\,\mathrm{diag}(M V_s M)` (same cadence)
     and of the injected noise :math:`\epsilon\,\mathrm{diag}(M)` (object stats, dims
-    ``(chain, draw, <name>_dim_0)``); ``diverging``: the step produced a non-finite state,
-    which is discarded (the chain stays at its last finite state).
+    ``(chain, draw, <name>_dim_0)``); ``diverging``: the move led to a state whose value, log
+    density or gradient is not finite (e.g. a zero-density region, or a step size so large
+    that the chain blows up); the move is discarded, the chain stays at its last valid state,
+    and the first such move of a chain raises a ``UserWarning``.
+
+    Each step evaluates the gradient (and log density) at the state it moves to, and the next
+    step reuses it: one compiled call per step, two when other step methods sample some of the
+    model's variables. A chain's start must have a finite log density and gradient (else a
+    ``ValueError`` at the first step; pass ``initvals=`` to ``pm.sample``).
 
     Minibatch rows are drawn with replacement by ``pm.Minibatch``; its RNG is reseeded from
     the step's ``rng`` for every chain, so a ``random_seed`` repeats the trace.
@@ -245,6 +270,9 @@ class SGLD(ArrayStepShared):
             self.anchor_grad = g.full_loglik_grad(self.anchor)
         self.tune = True
         self._reset_chain(tune=0)
+        self._warned: set[str] = set()
+        self._model = model
+        self._x = self._grad_logprior = self._grad_loglik = None
         super().__init__(vars, g.shared, blocked=blocked, rng=rng)
 
     def _make_schedule(self, n_steps: int) -> StepSizeSchedule:
@@ -267,6 +295,7 @@ class SGLD(ArrayStepShared):
         self.gradients.reseed(self.rng)
         self.schedule = self._make_schedule(self.n_steps or tune + draws)
         self._reset_chain(tune)
+        self._warned = set()  # each warning once per chain
         self.tune = tune > 0
 
     def reset_tuning(self):
@@ -289,22 +318,80 @@ class SGLD(ArrayStepShared):
             self.gradients.rngs[0].set_value(value, borrow=True)
 
     # -- the step --------------------------------------------------------------------------------
-    def astep(self, q0: RaveledVars):
-        x = q0.data.astype(np.float64)
-        eps = float(self.schedule(self.iteration))
+    def _evaluate(self, x):
+        """``(logp, grad logprior, grad loglik)`` at ``x`` on a fresh minibatch, ``logp`` the
+        log prior plus the rescaled minibatch log-likelihood (SGLD-CV's gradient if anchored)."""
         if self.anchor is None:
-            grad_logprior, grad_loglik = self.gradients.grads(x)
-        else:
-            grad_logprior, grad_diff = self.gradients.control_variate_grads(x, self.anchor)
-            grad_loglik = self.anchor_grad + grad_diff
+            return self.gradients.logp_grads(x)
+        logp, grad_logprior, grad_diff = self.gradients.control_variate_logp_grads(x, self.anchor)
+        return logp, grad_logprior, self.anchor_grad + grad_diff
+
+    @staticmethod
+    def _finite(x, logp, grad_logprior, grad_loglik) -> bool:
+        return bool(
+            np.isfinite(logp)
+            and np.isfinite(x).all()
+            and np.isfinite(grad_logprior).all()
+            and np.isfinite(grad_loglik).all()
+        )
+
+    def _current(self, q0: RaveledVars):
+        """The state and its gradients, from the evaluation after the last move when valid.
+
+        Each step evaluates the gradients at the state it moves to, and so learns whether the
+        density there is finite before keeping it; the next step reuses them unless other step
+        methods have changed variables outside ``vars`` (then one more compiled call).
+        """
+        x = q0.data
+        if not self.shared and self._x is not None and np.array_equal(x, self._x):
+            return self._x, self._grad_logprior, self._grad_loglik
+        x = np.array(x, dtype=np.float64)
+        logp, grad_logprior, grad_loglik = self._evaluate(x)
+        if not self._finite(x, logp, grad_logprior, grad_loglik):
+            raise ValueError(self._nonfinite_state_message(q0, logp))
+        return x, grad_logprior, grad_loglik
+
+    def _nonfinite_state_message(self, q0: RaveledVars, logp: float) -> str:
+        names = [v.name for v in self.vars]
+        own = {k: np.round(v, 4).tolist() for k, v in DictToArrayBijection.rmap(q0).items()}
+        where = f"log density {logp:.4g} (log prior + (minibatch) log-likelihood) or its gradient"
+        if self.iteration == 0:
+            return (
+                f"SGLD cannot start the chain at {own}: the {where} is not finite there. "
+                "pm.sample starts every chain at the model's initial point unless told "
+                "otherwise; pass starting values inside the support, e.g. "
+                f"pm.sample(step=..., initvals={{{names[0]!r}: ...}}) for {names}."
+            )
+        return (
+            f"SGLD cannot move from {own}: the {where} is not finite there. Other step "
+            f"methods have moved the variables that SGLD does not sample to values where the "
+            f"density of {names} is zero or not finite. Check the model."
+        )
+
+    def _warn_once(self, kind: str, message: str, category) -> None:
+        if kind not in self._warned:
+            self._warned.add(kind)
+            warnings.warn(message, category, stacklevel=3)
+
+    def astep(self, q0: RaveledVars):
+        x, grad_logprior, grad_loglik = self._current(q0)
+        eps = float(self.schedule(self.iteration))
         if self.adapting:
             self.rms_v = rmsprop_update(self.rms_v, grad_loglik / self.n_data, self.rmsprop_decay)
             self.rms_count += 1
             self.precond = rmsprop_preconditioner(self.rms_v, self.rmsprop_eps)
-        x_new = sgld_step(x, grad_logprior, grad_loglik, eps, self.precond, self.rng)
-        diverging = not np.all(np.isfinite(x_new))
+        with np.errstate(over="ignore", invalid="ignore"):
+            x_new = sgld_step(x, grad_logprior, grad_loglik, eps, self.precond, self.rng)
+            new = (np.nan, None, None)
+            if np.all(np.isfinite(x_new)):
+                new = self._evaluate(x_new)  # the next step's gradients
+        diverging = new[1] is None or not self._finite(x_new, *new)
         if diverging:
+            self._report_divergence(x_new, new[0], eps)
             x_new = x
+            self._x = None  # the next step draws a fresh minibatch at x
+        else:
+            self._x, self._grad_logprior, self._grad_loglik = x_new, new[1], new[2]
 
         n_params = x.size
         alpha = np.nan
@@ -320,7 +407,36 @@ class SGLD(ArrayStepShared):
             "injected_noise_var": eps * self.precond,
             "diverging": diverging,
         }
-        return RaveledVars(x_new, q0.point_map_info), [stats]
+        return RaveledVars(x_new.copy(), q0.point_map_info), [stats]
+
+    def _report_divergence(self, x_new, logp_new, eps) -> None:
+        kept = "the move was discarded: the draw repeats the last state and is marked `diverging`"
+        finite_state = bool(np.all(np.isfinite(x_new)))
+        # -inf at a state of moderate size: a zero-density region; at |state| > 1e100, the
+        # log density overflowed because the chain is blowing up
+        if finite_state and logp_new == -np.inf and np.max(np.abs(x_new)) <= 1e100:
+            self._warn_once(
+                "zero_density",
+                f"SGLD entered a region of zero density at iteration {self.iteration} "
+                f"(step_size={eps:.4g}; log density -inf at the new state, whose largest "
+                f"|value| is {np.max(np.abs(x_new)):.3g}); {kept}. SGLD follows only the "
+                "gradient of the log density, which cannot see hard constraints (bounds that "
+                "depend on parameters, a Potential that is -inf somewhere) or jumps of the "
+                "density, so its draws near them are wrong: sample this model with pmt.MALA "
+                "or pmt.ExchangeMC, whose accept/reject step evaluates the density. (If the "
+                "log density overflowed, the chain is unstable instead: reduce `step_size`.)",
+                UserWarning,
+            )
+        else:
+            self._warn_once(
+                "diverging",
+                f"SGLD diverged at iteration {self.iteration} (step_size={eps:.4g}): the move "
+                f"led to a non-finite or huge state (largest |value| "
+                f"{np.max(np.abs(x_new)):.3g}), log density ({logp_new:.4g}) or gradient; {kept}. "
+                "Reduce `step_size` (and `final_step_size`): for a posterior of precision P, "
+                "SGLD needs step_size * P well below 4.",
+                UserWarning,
+            )
 
     def _threshold(self, x, eps):
         g = self.gradients
