@@ -12,8 +12,9 @@ What they guard against, for thermodynamic integration (TI) and stepping stone (
   (:func:`pymc_tempering.kernels.evidence.ti_discretisation_error`) is not small against the
   MCSE, or the corrected rule leaves the bracket that monotonicity of
   :math:`E_\\beta[\\ell]` guarantees (left and right Riemann sums);
-* heavy tails: the per-draw terms (TI) or a stone's importance weights (SS) have a Pareto
-  tail :math:`\\hat k` at which the MCSE means nothing (Vehtari et al. 2024);
+* heavy tails: a rung's log-likelihood draws that matter to TI, or a stone's importance
+  weights (SS), have a Pareto tail :math:`\\hat k` at which the MCSE means nothing (Vehtari et
+  al. 2024);
 * disagreement: TI and SS computed from the same draws differ by more than their Monte Carlo
   error explains and by more than the estimate's own error bar.
 """
@@ -38,7 +39,7 @@ MIN_DRAWS = 400  # chains * draws below which an evidence estimate is flagged
 MIN_ESS = 100  # effective sample size below which a rung (or the estimate) is flagged
 MIN_SWAP_RATE = 0.01  # neighbouring-pair swap acceptance below which the ladder is flagged
 MIN_SUPPORT_DRAWS = 100  # prior draws with non-zero likelihood needed to estimate their share
-MAX_TERMS_KHAT = 0.5  # per-draw terms with a heavier tail have no finite variance
+MAX_TERMS_KHAT = 0.5  # draws with a heavier tail have no finite variance
 ADD_RUNGS = (
     "sample with a finer ladder that starts low, e.g. betas=pmt.evidence_ladder(256) or "
     "ladder='adaptive', ladder_objective='evidence'"
@@ -84,11 +85,13 @@ def sampling_problems(ds: xr.Dataset, betas, ess_rung, ess_total, support) -> li
                 f"below {MIN_SWAP_RATE} (replicas do not travel the ladder); add rungs there"
             )
     inside = support[0] * n_draws
-    if support[0] < 1 and inside * ess_rung[0] / n_draws < MIN_SUPPORT_DRAWS:
+    effective = inside * min(1.0, np.nan_to_num(ess_rung[0], nan=n_draws) / n_draws)
+    if support[0] < 1 and effective < MIN_SUPPORT_DRAWS:
+        share = f"about {support[0]:.2g}" if inside else f"below about {3 / n_draws:.2g}"
         problems.append(
             f"only {inside:.0f} of {n_draws} prior draws (beta = 0) have non-zero likelihood, "
-            f"too few to estimate the prior mass of the likelihood's support (about "
-            f"{support[0]:.2g}); draw more, or reparametrise so that the prior puts more mass "
+            f"too few to estimate the prior mass of the likelihood's support ({share}), which "
+            "log Z includes; draw more, or reparametrise so that the prior puts more mass "
             "where the likelihood is positive"
         )
     return problems
@@ -120,15 +123,20 @@ def quadrature_problems(betas, mean, corrected, discretisation_error, mcse) -> l
     return problems
 
 
-def tail_problems(khat, estimator: str, n_draws: int, stone_khat=None) -> list[str]:
-    """Heavy tails: of the per-draw terms (both estimators) and of each stone's weights (SS)."""
+def tail_problems(n_draws: int, mcse: float, rung_khat=None, influence=None, stone_khat=None):
+    """Heavy tails: of a rung's log-likelihood where its extreme draws move TI's estimate by
+    more than a tenth of its MCSE, and of a stone's importance weights (SS)."""
     problems = []
-    if khat > MAX_TERMS_KHAT:
-        problems.append(
-            f"the per-draw terms of {estimator} have a heavy tail (Pareto k = {khat:.2f} > "
-            f"{MAX_TERMS_KHAT}: no finite variance), so the MCSE is unreliable; this happens "
-            f"where loglik is heavy-tailed under a low rung (heavy-tailed priors); {ADD_RUNGS}"
-        )
+    if rung_khat is not None:
+        heavy = np.flatnonzero((rung_khat > MAX_TERMS_KHAT) & (influence > 0.1 * mcse))
+        if heavy.size:
+            problems.append(
+                f"{heavy.size} rungs ({_some(heavy)}) have heavy-tailed loglik draws (Pareto k "
+                f"up to {np.max(rung_khat[heavy]):.2f} > {MAX_TERMS_KHAT}: no finite variance) "
+                f"whose extreme draws move the estimate by up to {np.max(influence[heavy]):.3g},"
+                " so the MCSE is unreliable; this happens under rungs near beta = 0 when the "
+                f"prior is heavy-tailed; {ADD_RUNGS}, or use stepping_stone on these draws"
+            )
     if stone_khat is not None:
         bad = np.flatnonzero(stone_khat > khat_threshold(n_draws))
         if bad.size:

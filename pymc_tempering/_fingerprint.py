@@ -1,5 +1,7 @@
 """A hash of a model's observed data, so that evidence results fitted to different data are told
-apart. The hash depends on the values and shapes only, not on the variables' names or dtypes."""
+apart. The hash depends on the values (to float32 precision) and shapes only, not on the
+variables' names, order or dtypes: the same data stored as int32 or float64, or cast to float32
+for a float32 model, is the same data."""
 
 import hashlib
 
@@ -13,7 +15,7 @@ def _fingerprint(arrays) -> str | None:
         return None
     parts = []
     for array in arrays:
-        values = np.ascontiguousarray(array, dtype=float)
+        values = np.ascontiguousarray(array, dtype=np.float32)
         digest = hashlib.sha1(str(values.shape).encode())
         digest.update(values.tobytes())
         parts.append(digest.hexdigest())

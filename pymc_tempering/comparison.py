@@ -59,9 +59,11 @@ def _result_row(name, item, estimator) -> _Row:
 
 def _smc_row(name, stats, item) -> _Row:
     """A row from ``pm.sample_smc``'s DataTree: the last stage's log Z of each chain."""
+    values = stats["log_marginal_likelihood"]
     per_chain = []
-    for value in np.ravel(stats["log_marginal_likelihood"].values):
-        stages = np.asarray(value, dtype=float).ravel()
+    for chain in range(values.sizes["chain"]):  # (chain, stage), each entry a float or array
+        stages = [np.ravel(np.asarray(v, dtype=float)) for v in np.ravel(values[chain].values)]
+        stages = np.concatenate(stages)
         stages = stages[np.isfinite(stages)]
         if stages.size:
             per_chain.append(stages[-1])

@@ -13,13 +13,15 @@ import pytensor.tensor as pt
 from scipy import stats
 from scipy.special import betaln
 
-from pymc_tempering.exact import RADIATA_PINE_PRIOR as RADIATA_PRIOR
 from pymc_tempering.exact import (
+    EIGHT_SCHOOLS_SIGMA,
+    EIGHT_SCHOOLS_Y,
     lecture_log_evidence,  # noqa: F401 - re-exported for the tests
     read_radiata_pine,
     singular_free_energy,  # noqa: F401
     singular_free_energy_asymptotic,  # noqa: F401
 )
+from pymc_tempering.exact import RADIATA_PINE_PRIOR as RADIATA_PRIOR
 from pymc_tempering.exact import radiata_pine_log_evidence as radiata_log_evidence  # noqa: F401
 
 # --- the seed lecture's model: x_i ~ N(mu, 1), mu ~ N(0, b^2) ----------------------------------
@@ -155,4 +157,45 @@ def radiata_model(y, covariate, prior=RADIATA_PRIOR, noncentred=True):
         else:
             coef = pm.Normal("coef", m0, 1.0 / pt.sqrt(tau * q0), shape=2)
         pm.Normal("y", coef[0] + coef[1] * centred_cov, 1.0 / pt.sqrt(tau), observed=y)
+    return model
+
+
+# --- models that have broken evidence estimators before (issue 18) ------------------------------
+
+
+def schools_model():
+    """Centred eight schools (mu ~ N(0, 5), tau ~ HalfCauchy(5)): a heavy-tailed prior."""
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 5.0)
+        tau = pm.HalfCauchy("tau", 5.0)
+        theta = pm.Normal("theta", mu, tau, shape=8)
+        pm.Normal("y", theta, EIGHT_SCHOOLS_SIGMA, observed=EIGHT_SCHOOLS_Y)
+    return model
+
+
+def support_data(n=20, seed=3):
+    """Uniform(ub - 10, ub) data whose support leaves ub in [-0.3, 0.5]: P(support) = 0.31."""
+    y = np.random.default_rng(seed).uniform(-9.5, -0.3, size=n)
+    y[:2] = -0.3, -9.5
+    return y
+
+
+def support_model(y):
+    """ub ~ N(0, 1), y ~ Uniform(ub - 10, ub): the likelihood is zero for most prior draws."""
+    with pm.Model() as model:
+        ub = pm.Normal("ub", 0.0, 1.0)
+        pm.Uniform("y", ub - 10.0, ub, observed=y)
+    return model
+
+
+def constraint_data(n=10, seed=4):
+    return np.random.default_rng(seed).normal(0.3, 1.0, size=n)
+
+
+def constraint_model(y):
+    """x ~ N(0, 1), y ~ N(x, 1), and a Potential that is -inf for x <= 0 (half the prior)."""
+    with pm.Model() as model:
+        x = pm.Normal("x", 0.0, 1.0, initval=0.5)
+        pm.Normal("y", x, 1.0, observed=y)
+        pm.Potential("positive", pt.switch(x > 0, 0.0, -np.inf))
     return model

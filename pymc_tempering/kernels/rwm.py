@@ -53,7 +53,9 @@ def metropolis_accept(x, logprior, loglik, proposal, prop_logprior, prop_loglik,
     if not finite.all():  # substitute before the arithmetic so that 0 * inf never happens
         prop_logprior = np.where(finite, prop_logprior, logprior)
         prop_loglik = np.where(finite, prop_loglik, loglik)
-    log_alpha = (prop_logprior - logprior) + tempered(betas, prop_loglik - loglik) + log_q_ratio
+    with np.errstate(invalid="ignore"):  # -inf - -inf at beta = 0: tempered() makes it 0
+        log_alpha = (prop_logprior - logprior) + tempered(betas, prop_loglik - loglik)
+    log_alpha = log_alpha + log_q_ratio
     if exact_rows is not None:
         log_alpha[exact_rows] = 0.0
     log_alpha[~(finite & np.isfinite(log_alpha))] = -np.inf

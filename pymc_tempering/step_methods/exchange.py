@@ -622,7 +622,7 @@ class ExchangeMC(ArrayStepShared):
         rnd = self.ladder_round
         rnd["rejection"][lower] += 1.0 - swap_prob
         rnd["count"][lower] += 1
-        rnd["ll"].update(self.loglik)
+        rnd["ll"].update(np.where(np.isfinite(self.loglik), self.loglik, np.nan))  # -inf at 0
         if t + 1 < rnd["end"]:
             return
         rejection = rnd["rejection"] / np.maximum(rnd["count"], 1)
