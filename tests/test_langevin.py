@@ -371,16 +371,91 @@ def test_a_term_without_gradient_is_refused():
             MALA()
 
 
-def test_nan_at_the_initial_point_names_the_variable():
+def test_nonfinite_start_is_refused_at_the_first_step_naming_variable_and_fix():
     with pm.Model() as model:
         x = pm.Normal("x", 0, 1, initval=-1.0)
         pm.Potential("sqrt_term", pt.log(x))  # NaN at x = -1
     with model:
-        with pytest.raises(ValueError, match=r"sqrt_term.*not finite") as err:
+        for step in (MALA(), ULA(step_size=0.1)):  # building a step does not evaluate the start
+            with pytest.raises(
+                ValueError,
+                match=r"cannot start the chain at \{'x': -1.0\}.*'sqrt_term'.*not finite.*"
+                r"initvals=\{'x': \.\.\.\}",
+            ):
+                pm.sample(step=step, draws=5, tune=5, chains=1, random_seed=0, **SAMPLE)
+
+
+# x ~ N(0, 10^2), y = 5 ~ N(x, 0.5^2), and a Potential that is -inf for x <= 0: the default
+# initial point x = 0 has zero density. The posterior is N(m, v), 10 sd above 0.
+POST_VAR = 1 / (1 / 100 + 4)
+POST_MEAN = 5 * 4 * POST_VAR
+H_START = 0.1
+
+
+def above_one_model():
+    with pm.Model() as model:
+        x = pm.Normal("x", 0, 10)
+        pm.Normal("y", x, 0.5, observed=5.0)
+        pm.Potential("positive", pt.switch(x > 0, 0.0, -np.inf))
+    return model
+
+
+@pytest.mark.parametrize(
+    "cls, kwargs, var",
+    [
+        (MALA, {}, POST_VAR),
+        (ULA, {"step_size": H_START}, POST_VAR / (1 - H_START / (2 * POST_VAR))),  # exact law
+    ],
+    ids=["MALA", "ULA"],
+)
+def test_initvals_start_chains_where_the_default_initial_point_has_zero_density(
+    cls, kwargs, var, seed=3
+):
+    with above_one_model():
+        with pytest.raises(ValueError, match=r"\{'x': 0.0\}.*'positive': -inf.*initvals="):
+            pm.sample(step=cls(**kwargs), draws=5, tune=0, chains=1, random_seed=0, **SAMPLE)
+        idata = pm.sample(
+            step=cls(**kwargs, compile_kwargs=FAST),
+            initvals={"x": 4.0},
+            draws=2000,
+            tune=300,
+            chains=2,
+            cores=1,
+            random_seed=seed,
+            **SAMPLE,
+        )
+    draws = idata["posterior"]["x"].values
+    z_mean, z_var = z_score(draws, POST_MEAN), z_score((draws - POST_MEAN) ** 2, var)
+    assert abs(z_mean) < 4 and abs(z_var) < 4, (z_mean, z_var)
+
+
+def minibatch_model(total_size):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(50, 2)), rng.normal(size=50)
+    with pm.Model() as model:
+        w = pm.Normal("w", 0, 1, shape=2)
+        X_mb, y_mb = pm.Minibatch(X, y, batch_size=10)
+        pm.Normal("y_obs", X_mb @ w, 1.0, observed=y_mb, total_size=total_size)
+    return model
+
+
+def test_minibatch_models_are_refused_naming_the_observed_variable():
+    # MALA's accept/reject step on a random, rescaled subset samples a wrong posterior
+    with pytest.warns(UserWarning, match="total_size not provided"):  # PyMC's own warning
+        unscaled = minibatch_model(total_size=None)
+    for model in (minibatch_model(total_size=50), unscaled):
+        with model:
+            for make, name in [(lambda: MALA(), "MALA"), (lambda: ULA(step_size=0.1), "ULA")]:
+                with pytest.raises(
+                    ValueError, match=rf"{name} needs the full-data likelihood.*\['y_obs'\].*SGLD"
+                ):
+                    make()
+    # total_size that rescales a full-data likelihood: refused as well
+    with pm.Model():
+        mu = pm.Normal("mu")
+        pm.Normal("y_obs", mu, 1.0, observed=np.zeros(5), total_size=500)
+        with pytest.raises(ValueError, match=r"MALA needs the full-data likelihood"):
             MALA()
-        with pytest.raises(ValueError, match="initial point"):
-            ULA(step_size=0.1)
-    assert "sqrt_term" in str(err.value)
 
 
 # -- ULA against its known bias ------------------------------------------------------------------
@@ -486,6 +561,67 @@ def test_ula_on_cauchy_runs_and_matches_t_quantiles():
         # ULA inflates the scale by 1/sqrt(1 - h) ~ 1 + h/2; the curvature, and with it the
         # relative bias, only falls further out. So allow |bias| <= (h/2)|q| on top of 4 MCSE.
         assert abs(est - truth) < 4 * mcse + 0.1 * abs(truth), (prob, est, truth, mcse)
+
+
+# -- what a gradient-only sampler cannot see ---------------------------------------------------
+Y_UNIFORM = np.linspace(-4.0, 4.75, 20)  # y ~ U(ub - 10, ub): every valid ub lies in [4.75, 6]
+
+
+def hard_constraint_model():
+    """The density is -inf for ub outside [max y, min y + 10], and its gradient there says
+    nothing about it."""
+    with pm.Model() as model:
+        ub = pm.Normal("ub", 0, 10)
+        pm.Uniform("y", ub - 10, ub, observed=Y_UNIFORM)
+    return model
+
+
+def test_ula_moves_into_zero_density_are_discarded_flagged_and_warned(seed=1):
+    with hard_constraint_model():
+        with pytest.warns(UserWarning, match="ULA entered a region of zero density") as record:
+            idata = pm.sample(
+                step=ULA(step_size=0.01, compile_kwargs=FAST),
+                initvals={"ub": 5.5},
+                draws=1000,
+                tune=100,
+                chains=2,
+                cores=1,
+                random_seed=seed,
+                **SAMPLE,
+            )
+    messages = [str(w.message) for w in record if "zero density" in str(w.message)]
+    assert len(messages) == 2  # once per chain
+    assert "hard constraints" in messages[0] and "pmt.MALA or pmt.ExchangeMC" in messages[0]
+    ub = idata["posterior"]["ub"].values
+    assert np.all((ub >= Y_UNIFORM.max()) & (ub <= Y_UNIFORM.min() + 10))  # never recorded
+    diverging = idata["sample_stats"]["diverging"].values
+    assert diverging.any()
+    assert idata["sample_stats"]["divergences"].values[:, -1].tolist() == diverging.sum(1).tolist()
+
+
+def test_ula_does_not_see_a_jump_of_the_density(seed=4):
+    """Documents the limitation stated in ULA's docstring: with a jump of +2 in the log density
+    at x = 1 on N(0, 1), P(x > 1) = 0.58, and ULA samples its jump-free law, N(0, 1/(1 - h/2)),
+    whose P(x > 1) is 0.16."""
+    h = 0.05
+    with pm.Model() as model:
+        x = pm.Normal("x", 0, 1)
+        pm.Potential("jump", pt.switch(x > 1, 2.0, 0.0))
+    with model:
+        idata = pm.sample(
+            step=ULA(step_size=h, compile_kwargs=FAST),
+            draws=5000,
+            tune=100,
+            chains=2,
+            cores=1,
+            random_seed=seed,
+            **SAMPLE,
+        )
+    above = (idata["posterior"]["x"].values > 1).astype(float)
+    jump_free = stats.norm.sf(1, scale=1 / np.sqrt(1 - h / 2))
+    with_jump = np.e**2 * stats.norm.sf(1) / (np.e**2 * stats.norm.sf(1) + stats.norm.cdf(1))
+    assert abs(z_score(above, jump_free)) < 4
+    assert with_jump == pytest.approx(0.582, abs=1e-3) and above.mean() < 0.2
 
 
 def test_ula_on_quartic_diverges_flagged_finite_and_warned(caplog):
