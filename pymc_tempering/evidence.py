@@ -228,17 +228,25 @@ def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
     Returns
     -------
     xarray.Dataset
-        Scalars ``log_marginal_likelihood``, ``mcse`` (Monte Carlo standard error), ``ess`` and
-        ``discretisation_error`` (``|trapezoid - corrected|``); per rung (dim ``rung``, coord
-        ``beta``) ``mean_loglik``, ``mean_loglik_mcse``, ``var_loglik`` and ``ess_loglik``.
-        ``attrs`` name the estimator, method and the observed-data fingerprint used by
-        :func:`compare_evidence`.
+        Scalars ``log_marginal_likelihood``, ``mcse`` (Monte Carlo standard error), ``ess``,
+        ``discretisation_error`` (the estimated quadrature error of ``method``,
+        :func:`pymc_tempering.kernels.evidence.ti_discretisation_error`) and
+        ``log_support_fraction`` (log of the share of ``beta = 0`` draws with non-zero
+        likelihood, 0 unless the likelihood's support depends on the parameters); per rung (dim
+        ``rung``, coord ``beta``) ``mean_loglik`` and ``var_loglik`` (over finite draws),
+        ``mean_loglik_mcse`` and ``ess_loglik``. ``attrs`` name the estimator, method, the
+        ladder's first beta (``ladder_start``), the warning's text (``warning``, ``""`` if
+        none) and the observed-data fingerprint used by :func:`compare_evidence`.
 
     Warns
     -----
     EvidenceWarning
         If the ladder starts above 0, there are fewer than 400 draws, a rung's loglik ESS (or the
-        estimate's) is below 100, or a neighbouring pair swaps less than 1% of the time.
+        estimate's) is below 100, a neighbouring pair swaps less than 1% of the time, too few
+        prior draws reach the likelihood's support, the estimated quadrature error exceeds the
+        MCSE, the corrected rule leaves the bracket of the left and right Riemann sums, a rung's
+        heavy-tailed log-likelihood moves the estimate, or stepping stone on the same draws
+        disagrees beyond Monte Carlo error (:mod:`pymc_tempering._evidence_checks`).
 
     Notes
     -----
@@ -249,9 +257,14 @@ def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
     split-chain ESS: it accounts for autocorrelation along draws and between rungs (swaps
     correlate them) and across chains, and, for the corrected rule, linearises the variance
     term (delta method). It does not include the discretisation error, which is reported
-    separately: ``|trapezoid - corrected|`` estimates the trapezoid's error and bounds the
-    corrected rule's, which is typically far smaller. Both rules are biased when
+    separately and warned about when it exceeds the MCSE. Both rules are biased when
     :math:`E_\beta[\ell]` bends sharply between rungs; add rungs there.
+
+    Zero likelihood. Where prior draws on the ``beta = 0`` rung have ``loglik = -inf``
+    (the likelihood's support depends on the parameters), :math:`E_\beta[\ell]` jumps at 0
+    and :math:`\log Z = \log P(\ell > -\infty) + \int_0^1 E_\beta[\ell]\,d\beta` with the
+    mean over the support at 0; the estimator uses the share of finite draws for the first
+    term (see :mod:`pymc_tempering.kernels.evidence`).
 
     References
     ----------
@@ -287,12 +300,15 @@ def stepping_stone(data) -> xr.Dataset:
     -------
     xarray.Dataset
         Scalars ``log_marginal_likelihood``, ``mcse``, ``ess``; per neighbouring pair (dim
-        ``rung_pair``, coords ``beta_lower``, ``beta_upper``) ``log_ratio``.
+        ``rung_pair``, coords ``beta_lower``, ``beta_upper``) ``log_ratio`` and ``pareto_k``
+        (the tail of the stone's importance weights; above 0.7 the stone is unreliable).
+        ``attrs`` as :func:`thermodynamic_integration`'s.
 
     Warns
     -----
     EvidenceWarning
-        As :func:`thermodynamic_integration`.
+        For the sampling problems of :func:`thermodynamic_integration`, stones with
+        heavy-tailed weights, or disagreement with thermodynamic integration on the same draws.
 
     Notes
     -----

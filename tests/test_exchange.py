@@ -236,7 +236,7 @@ def test_sampling_state_restores_a_step_bit_for_bit(tuning):
 
 
 def test_invalid_proposals_are_rejected_never_recorded():
-    """y ~ U(0, theta): theta below max(y) has zero likelihood and must never be recorded."""
+    """y ~ U(0, theta): theta below max(y) has zero likelihood; only the prior rung may hold it."""
     y = np.array([0.5, 1.7, 2.9])
     with pm.Model():
         theta = pm.Gamma("theta", 2, 0.5, initval=4.0)
@@ -250,7 +250,10 @@ def test_invalid_proposals_are_rejected_never_recorded():
             **SAMPLE_KWARGS,
         )
     assert (idata.posterior["theta"].values > y.max()).all()
-    assert np.isfinite(idata.sample_stats.rung_loglik.values).all()
+    loglik = pmt.tempering_dataset(idata).rung_loglik
+    assert np.isfinite(loglik.sel(rung=slice(1, None)).values).all()  # every rung with beta > 0
+    # beta = 0 samples the prior, zero likelihood included: P(theta < 2.9) under Gamma(2, 0.5)
+    assert (~np.isfinite(loglik.sel(rung=0).values)).any()
 
 
 def test_round_trips_are_counted():
