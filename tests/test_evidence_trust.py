@@ -157,6 +157,7 @@ def test_compare_evidence_refuses_a_ladder_that_starts_above_zero():
         pmt.compare_evidence({"partial": result, "full": good})
 
 
+@pytest.mark.filterwarnings("ignore:The models were fitted to different observed data")
 def test_compare_evidence_repeats_each_warning_with_the_model_name(schools_coarse):
     lecture = _sample(targets.lecture_model(targets.lecture_data()), draws=500, tune=300)
     with pytest.warns(pmt.EvidenceWarning, match="model 'schools'") as caught:
