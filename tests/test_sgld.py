@@ -411,11 +411,125 @@ def test_non_finite_state_is_flagged_and_trace_stays_finite():
         mu = pm.Normal("mu", 0, 1)
         pm.Normal("x", pm.math.exp(pm.math.exp(mu)), 1, observed=[0.0])
         step = SGLD(step_size=5.0, schedule="constant", compile_kwargs=FAST)
-        idata = pm.sample(
-            draws=50, tune=0, chains=1, step=step, random_seed=1, initvals={"mu": 2.0}, **SAMPLE
-        )
+        with pytest.warns(UserWarning, match="SGLD"):
+            idata = pm.sample(
+                draws=50, tune=0, chains=1, step=step, random_seed=1, initvals={"mu": 2.0},
+                **SAMPLE,
+            )  # fmt: skip
     assert idata.sample_stats["diverging"].values.any()
     assert np.all(np.isfinite(idata.posterior["mu"].values))
+
+
+def test_a_step_size_that_blows_up_is_flagged_and_warned():
+    """step_size * P = 1000 on a Gaussian of precision P: |theta| grows ~500-fold per step until
+    the log density overflows; that move and every later one is discarded and flagged."""
+    x = gaussian_data()
+    with gaussian_model(x):
+        step = SGLD(step_size=10.0, schedule="constant", compile_kwargs=FAST)
+        with pytest.warns(UserWarning, match=r"SGLD diverged.*Reduce `step_size`") as record:
+            idata = pm.sample(draws=100, tune=0, chains=1, step=step, random_seed=1, **SAMPLE)
+    assert sum("SGLD" in str(w.message) for w in record) == 1  # once per chain
+    diverging = idata.sample_stats["diverging"].values[0]
+    first = int(np.argmax(diverging))
+    assert 0 < first and diverging[first:].all()
+    theta = idata.posterior["theta"].values[0]
+    assert np.all(np.isfinite(theta)) and np.all(theta[first:] == theta[first - 1])
+
+
+# -- what a gradient-only sampler cannot see ---------------------------------------------------
+Y_UNIFORM = np.linspace(-4.0, 4.75, 20)  # y ~ U(ub - 10, ub): every valid ub lies in [4.75, 6]
+
+
+def test_moves_into_zero_density_are_discarded_flagged_and_warned(seed=1):
+    """A hard constraint the gradient cannot see: the log density is -inf outside
+    [max y, min y + 10]. Without the check, 73% of the draws fell outside, none flagged."""
+    with pm.Model():
+        ub = pm.Normal("ub", 0, 10)
+        pm.Uniform("y", ub - 10, ub, observed=Y_UNIFORM)
+        step = SGLD(step_size=0.02, schedule="constant", compile_kwargs=FAST)
+        with pytest.warns(UserWarning, match="SGLD entered a region of zero density") as record:
+            idata = pm.sample(
+                draws=1000, tune=100, chains=2, cores=1, step=step, random_seed=seed,
+                initvals={"ub": 5.5}, **SAMPLE,
+            )  # fmt: skip
+    messages = [str(w.message) for w in record if "zero density" in str(w.message)]
+    assert len(messages) == 2  # once per chain
+    assert "hard constraints" in messages[0] and "pmt.MALA or pmt.ExchangeMC" in messages[0]
+    ub = idata.posterior["ub"].values
+    assert np.all((ub >= Y_UNIFORM.max()) & (ub <= Y_UNIFORM.min() + 10))
+    assert idata.sample_stats["diverging"].values.any()
+
+
+def test_sgld_does_not_see_a_jump_of_the_density(seed=4):
+    """The limitation SGLD's docstring states: a jump of +2 in the log density at x = 1 on
+    N(0, 1) gives P(x > 1) = 0.58; full-batch SGLD with constant eps samples ULA's jump-free
+    law N(0, 1 / (1 - eps / 4)), whose P(x > 1) is 0.17."""
+    eps = 0.4
+    with pm.Model():
+        x = pm.Normal("x", 0, 1)
+        pm.Potential("jump", pm.math.switch(x > 1, 2.0, 0.0))
+        step = SGLD(step_size=eps, schedule="constant", compile_kwargs=FAST)
+        idata = pm.sample(draws=5000, tune=100, chains=2, step=step, random_seed=seed, **SAMPLE)
+    above = (idata.posterior["x"].values > 1).astype(float)
+    jump_free = stats.norm.sf(1, scale=1 / np.sqrt(1 - eps / 4))
+    z = (above.mean() - jump_free) / batch_means_mcse(above)
+    assert abs(z) < 4, z
+    assert above.mean() < 0.2  # against 0.58 with the jump
+
+
+# -- the chain starts where pm.sample starts it -------------------------------------------------
+def test_initvals_start_chains_where_the_default_initial_point_has_zero_density(seed=3):
+    """x ~ N(0, 10^2), y = 5 ~ N(x, 0.5^2), a Potential -inf for x <= 0: the default start
+    x = 0 has zero density. With initvals, constant-step full-batch SGLD samples ULA's exact
+    law N(m, v / (1 - eps / (4 v))) of the posterior N(m, v)."""
+    eps = 0.2
+    post_var = 1 / (1 / 100 + 4)
+    post_mean, law_var = 20 * post_var, post_var / (1 - eps / (4 * post_var))
+    with pm.Model():
+        x = pm.Normal("x", 0, 10)
+        pm.Normal("y", x, 0.5, observed=5.0)
+        pm.Potential("positive", pm.math.switch(x > 0, 0.0, -np.inf))
+        make = lambda: SGLD(step_size=eps, schedule="constant", compile_kwargs=FAST)  # noqa: E731
+        with pytest.raises(ValueError, match=r"\{'x': 0.0\}.*not finite.*initvals=\{'x'"):
+            pm.sample(draws=5, tune=0, chains=1, step=make(), random_seed=0, **SAMPLE)
+        idata = pm.sample(
+            draws=3000, tune=200, chains=2, cores=1, step=make(), random_seed=seed,
+            initvals={"x": 4.0}, **SAMPLE,
+        )  # fmt: skip
+    draws = idata.posterior["x"].values
+    z_mean, z_var = law_z_scores(draws.ravel(), post_mean, law_var)
+    assert z_mean < 4 and z_var < 4, (z_mean, z_var)
+
+
+# -- a model that other samplers have touched ----------------------------------------------------
+def sgld_trace(model, seed=6):
+    with model:
+        step = SGLD(step_size=1e-3, schedule="constant", compile_kwargs=FAST)
+        idata = pm.sample(draws=30, tune=0, chains=1, step=step, random_seed=seed, **SAMPLE)
+    return idata.posterior["beta"].values, step
+
+
+def test_one_minibatch_call_after_nuts_and_compile_dlogp_touched_the_model():
+    """PyMC's pre-gradient rewrites (run when NUTS is built and by model.compile_dlogp) give one
+    copy of the pm.Minibatch node a new op, in place. SGLD must still see one call (it said
+    'found 2') and still draw a fresh minibatch every step: the same trace as on a fresh
+    model, and a gradient that is unbiased for the full-data one."""
+    X, y = logistic_data(100)
+    fresh, _ = sgld_trace(logistic_model(X, y, batch_size=10))
+    touched = logistic_model(X, y, batch_size=10)
+    with touched:
+        pm.NUTS()
+    touched.compile_dlogp()
+    trace, step = sgld_trace(touched)
+    np.testing.assert_array_equal(trace, fresh)
+    grads = step.gradients
+    assert len(grads.rngs) == 1  # the minibatch RNG is updated at every call
+    grads.reseed(np.random.default_rng(1))
+    beta = np.array([0.2, 0.1, -0.4])
+    draws = np.array([grads.grads(beta)[1] for _ in range(2000)])
+    full = X.T @ (y - 1 / (1 + np.exp(-X @ beta)))
+    se = draws.std(axis=0) / np.sqrt(len(draws))
+    assert np.all(np.abs(draws.mean(axis=0) - full) < 4 * se)
 
 
 def test_competence():
