@@ -707,3 +707,27 @@ def refuse_minibatch(model, what: str) -> None:
             "data (no pm.Minibatch, no total_size) for this, or sample the minibatched model "
             "with pmt.SGLD()."
         )
+
+
+# --- bridge sampling: the joint log density of many value-space points ----------------------
+def compile_batched_logp(model, jacobian=True):
+    """``f(x) -> log p(y, x)`` of an ``(n, n_params)`` float64 batch of flat value vectors.
+
+    The joint density ``model.logp(jacobian=jacobian)`` (prior, Jacobians of the value
+    transforms, observed variables and Potentials) in one vectorised call; the flat vector
+    holds ``model.value_vars`` in order, each raveled (as ``DictToArrayBijection``). Parameter
+    checks become per-row ``-inf``, so one invalid row does not spoil the batch. Bridge
+    sampling needs the Jacobians: ``jacobian=False`` is the density of the constrained
+    variables evaluated at transformed values, which is not a density in the value space.
+    """
+    vars = list(model.value_vars)
+    (logp,), flat = join_nonshared_inputs(
+        model.initial_point(), [model.logp(jacobian=jacobian)], vars
+    )
+    point_flat, (point_logp,) = _checks_to_switches(flat, [logp])
+    rows = pt.matrix("rows", dtype="float64")
+    batch = vectorize_graph(point_logp, {point_flat: rows.astype(flat.dtype)})
+    batch = pt.broadcast_to(batch, (rows.shape[0],)).astype("float64")
+    fn = compile([rows], batch, mode=_with_switch_sinking(None), on_unused_input="ignore")
+    fn.trust_input = True
+    return fn
