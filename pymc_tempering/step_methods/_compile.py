@@ -731,3 +731,26 @@ def compile_batched_logp(model, jacobian=True):
     fn = compile([rows], batch, mode=_with_switch_sinking(None), on_unused_input="ignore")
     fn.trust_input = True
     return fn
+
+
+def compile_value_transform(model):
+    """``f(*draws) -> (n, n_params)`` flat value vectors from draws of the free variables.
+
+    ``draws`` holds one array per ``model.free_RVs`` entry, in that order, each with a leading
+    axis of ``n`` draws in the constrained space (as ``pm.sample`` stores them); each is mapped
+    by its value transform's ``forward`` (with its parameters, e.g. bounds that depend on other
+    free variables, taken from the same draw) and the results are flattened and joined in
+    ``model.value_vars`` order, as :func:`compile_batched_logp` wants them.
+    """
+    free = list(model.free_RVs)
+    inputs = [rv.type(name=f"{rv.name}_draw") for rv in free]
+    outputs = {}
+    for rv, inp in zip(free, inputs, strict=True):
+        transform = model.rvs_to_transforms.get(rv)
+        value = inp if transform is None else transform.forward(inp, *rv.owner.inputs)
+        outputs[model.rvs_to_values[rv].name] = pt.flatten(value).astype("float64")
+    flat = pt.concatenate([outputs[v.name] for v in model.value_vars])
+    [flat] = clone_replace([flat], dict(zip(free, inputs, strict=True)))
+    batch_inputs = [pt.tensor(dtype=i.dtype, shape=(None, *i.type.shape)) for i in inputs]
+    batch = vectorize_graph(flat, dict(zip(inputs, batch_inputs, strict=True)))
+    return compile(batch_inputs, batch, on_unused_input="ignore")
