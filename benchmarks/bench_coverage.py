@@ -1,0 +1,400 @@
+"""Coverage of the evidence error bars (MCSE) over seeds: the egg box against a regular model.
+
+Run: python benchmarks/bench_coverage.py [--seeds N] [--offline]
+
+Models, each with an exact log Z from :mod:`pymc_tempering.exact`:
+
+* egg box (Feroz, Hobson & Bridges 2009): uniform prior on [0, 10 pi]^2, loglik
+  (2 + cos(x/2) cos(y/2))^5 as a Potential; many sharp, equal maxima; exact log Z 235.855940;
+* lecture (the seed lecture's regular, conjugate model): x_i ~ N(mu, 1), mu ~ N(0, 1), n = 20.
+
+Routes, per seed s (random_seed=s, cores=1):
+
+* ladder64: ``pm.sample(step=pmt.ExchangeMC(betas=pmt.evidence_ladder(64)), draws=2000,
+  tune=1000, chains=4)``, the step built once per model and reused across seeds (the same seed
+  then gives the same trace as a fresh step: checked below), then ``pmt.thermodynamic_integration``
+  and ``pmt.stepping_stone``;
+* default: ``pmt.marginal_likelihood(model, random_seed=s)`` (256 rungs, 2 chains, 1000 + 2000).
+
+Every run's ``rung_loglik`` (chain, draw, rung), ladder and the package's estimates go to
+``benchmarks/output/coverage/<model>_<route>_<seed>.npz``; ``--offline`` skips sampling and
+recomputes everything from those files (runs already on disk are never re-sampled).
+
+Printed: (1) per model, route and estimator, the package's own numbers over seeds: mean error
+against the exact log Z, sd of the estimates, rms of the reported MCSE, their ratio, coverage of
++-1.96 MCSE with its binomial standard error, and the EvidenceWarnings counted; (2) the same
+coverage for alternative MCSE estimators computed offline from the saved draws (prototypes,
+not in the package); (3) why the current MCSE misses: the variance of the per-draw terms'
+mean against the batch size, relative to the ESS-based variance.
+"""
+
+import argparse
+import logging
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pymc as pm
+from arviz_stats.base import array_stats
+from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import targets  # noqa: E402
+
+import pymc_tempering as pmt  # noqa: E402
+from pymc_tempering import exact  # noqa: E402
+from pymc_tempering.kernels.evidence import (  # noqa: E402
+    stepping_stone_draws,
+    ti_draws,
+    ti_quadrature,
+)
+
+OUTPUT = Path(__file__).resolve().parent / "output" / "coverage"
+QUIET = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
+LADDER64 = {"draws": 2000, "tune": 1000, "chains": 4}
+ESTIMATORS = ("TI", "SS")
+#: routes: ladder64 (pm.sample, 4 chains, 64 rungs), marginal_likelihood's defaults (2 chains),
+#: and the same with 4 chains (the route a between-chain MCSE needs)
+ROUTES = {
+    "ladder64": LADDER64,
+    "default": {},
+    "default4": {"chains": 4},
+    "default8": {"chains": 8, "draws": 1000},
+}
+logging.getLogger("pymc").setLevel(logging.ERROR)
+
+
+# --- models ------------------------------------------------------------------------------------
+def egg_box_model():
+    with pm.Model() as model:
+        x = pm.Uniform("x", 0.0, exact.EGG_BOX_SIDE)
+        y = pm.Uniform("y", 0.0, exact.EGG_BOX_SIDE)
+        pm.Potential("loglik", (2.0 + pm.math.cos(x / 2) * pm.math.cos(y / 2)) ** 5)
+    return model
+
+
+def models():
+    """name -> (model, exact log Z, exact (E_beta, Var_beta) of loglik as a function of betas)."""
+    x = targets.lecture_data()
+    return {
+        "egg_box": (egg_box_model(), exact.egg_box_log_evidence(), exact.egg_box_power_moments),
+        "lecture": (
+            targets.lecture_model(x),
+            exact.lecture_log_evidence(x, 1.0),
+            lambda betas: targets.lecture_power_moments(x, 1.0, betas),
+        ),
+    }
+
+
+# --- sampling ----------------------------------------------------------------------------------
+def _counted(caught, prefix):
+    return sum(
+        issubclass(w.category, pmt.EvidenceWarning) and str(w.message).startswith(prefix)
+        for w in caught
+    )
+
+
+def _save(path, idata, log_z, mcse, caught, wall):
+    ds = pmt.tempering_dataset(idata)
+    stats_ = idata.sample_stats
+    np.savez(
+        path,
+        round_trips=stats_["round_trips"].values[:, -1],
+        rung_loglik=ds["rung_loglik"].transpose("chain", "draw", "rung").values.astype(float),
+        betas=ds["beta"].values,
+        log_z=np.asarray(log_z, dtype=float),
+        mcse=np.asarray(mcse, dtype=float),
+        n_warnings=[_counted(caught, "thermodynamic"), _counted(caught, "stepping")],
+        wall=wall,
+    )
+
+
+def run_ladder64(model, step, seed, path):
+    start = time.perf_counter()
+    with model:
+        idata = pm.sample(step=step, random_seed=seed, **LADDER64, **QUIET)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pmt.EvidenceWarning)
+        ti, ss = pmt.thermodynamic_integration(idata), pmt.stepping_stone(idata)
+    wall = time.perf_counter() - start
+    log_z = [float(ti.log_marginal_likelihood), float(ss.log_marginal_likelihood)]
+    _save(path, idata, log_z, [float(ti.mcse), float(ss.mcse)], caught, wall)
+
+
+def run_default(model, seed, path, **kwargs):
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pmt.EvidenceWarning)
+        res, idata = pmt.marginal_likelihood(
+            model, random_seed=seed, return_idata=True, **kwargs, **QUIET
+        )
+    wall = time.perf_counter() - start
+    _save(path, idata, res.log_marginal_likelihood.values, res.mcse.values, caught, wall)
+
+
+def _path(model_name, route, seed):
+    return OUTPUT / f"{model_name}_{route}_{seed:03d}.npz"
+
+
+def check_step_reuse(model):
+    """A reused step gives the trace a fresh step gives for the same seed."""
+    with model:
+        step = pmt.ExchangeMC(betas=pmt.evidence_ladder(64))
+        kwargs = {"draws": 200, "tune": 100, "chains": 2, **QUIET}
+        pm.sample(step=step, random_seed=1, **kwargs)
+        reused = pm.sample(step=step, random_seed=2, **kwargs)
+        fresh = pm.sample(
+            step=pmt.ExchangeMC(betas=pmt.evidence_ladder(64)), random_seed=2, **kwargs
+        )
+    same = np.array_equal(
+        reused.sample_stats["rung_loglik"].values, fresh.sample_stats["rung_loglik"].values
+    )
+    print(f"reused step reproduces a fresh step's trace for the same seed: {same}")
+    return same
+
+
+def sample_all(cases, n_seeds, routes):
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    reuse = check_step_reuse(next(iter(cases.values()))[0])
+    for name, (model, *_) in cases.items():
+        step = None
+        for route in routes:
+            start, done = time.perf_counter(), 0
+            for seed in range(n_seeds):
+                path = _path(name, route, seed)
+                if path.is_file():
+                    continue
+                if route.startswith("default"):
+                    run_default(model, seed, path, **ROUTES[route])
+                else:
+                    if step is None or not reuse:
+                        with model:
+                            step = pmt.ExchangeMC(betas=pmt.evidence_ladder(64))
+                    run_ladder64(model, step, seed, path)
+                done += 1
+            print(f"sampled {name} {route}: {done} runs in {time.perf_counter() - start:.0f} s")
+
+
+# --- MCSE estimators (prototypes, offline) -------------------------------------------------------
+def ess_mean(terms):
+    """(a) The package's: sd / sqrt(ArviZ split-chain ESS, method="mean")."""
+    ess = float(array_stats.ess(terms, chain_axis=0, draw_axis=1, method="mean"))
+    return float(np.std(terms, ddof=1) / np.sqrt(ess))
+
+
+def ess_bulk(terms):
+    """Rank-normalised (bulk) split-chain ESS in place of the "mean" ESS."""
+    ess = float(array_stats.ess(terms, chain_axis=0, draw_axis=1, method="bulk"))
+    return float(np.std(terms, ddof=1) / np.sqrt(ess))
+
+
+def batch_means(terms, n_batches):
+    """(b) Non-overlapping batch means, ``n_batches`` per chain, deviations from the grand mean
+    (so that between-chain differences count): MCSE^2 = sum (m_cb - m)^2 / (K (K - 1)),
+    K = chains * n_batches."""
+    n_chains, n_draws = terms.shape
+    size = n_draws // n_batches
+    means = terms[:, : size * n_batches].reshape(n_chains, n_batches, size).mean(axis=-1)
+    return float(np.std(means, ddof=1) / np.sqrt(means.size))
+
+
+def overlapping_batch_means(terms, size):
+    """Overlapping batch means (Flegal & Jones 2010), batch ``size``, per chain around the grand
+    mean, the variances averaged over chains: MCSE^2 = sigma^2 / (chains * draws)."""
+    n_chains, n_draws = terms.shape
+    grand = terms.mean()
+    csum = np.concatenate([np.zeros((n_chains, 1)), np.cumsum(terms, axis=1)], axis=1)
+    window = (csum[:, size:] - csum[:, :-size]) / size
+    n_windows = window.shape[1]
+    sigma2 = n_draws * size / ((n_draws - size) * n_windows) * np.sum((window - grand) ** 2, 1)
+    return float(np.sqrt(sigma2.mean() / terms.size))
+
+
+def between_chains(per_chain):
+    """(c) Chain-level replication: sd of the per-chain estimates / sqrt(chains)."""
+    return float(np.std(per_chain, ddof=1) / np.sqrt(per_chain.size))
+
+
+def per_chain_estimates(betas, loglik, estimator):
+    if estimator == "TI":
+        return np.array([ti_draws(betas, chain[None]).mean() for chain in loglik])
+    return np.array([stepping_stone_draws(betas, chain[None])[0].sum() for chain in loglik])
+
+
+def estimate_and_terms(betas, loglik, estimator):
+    if estimator == "TI":
+        terms = ti_draws(betas, loglik)
+        return float(terms.mean()), terms
+    log_ratio, terms = stepping_stone_draws(betas, loglik)
+    return float(log_ratio.sum()), terms
+
+
+def mcse_variants(betas, loglik, estimator):
+    """Every prototype MCSE of one run, by name."""
+    value, terms = estimate_and_terms(betas, loglik, estimator)
+    n_draws = terms.shape[1]
+    out = {
+        "(a) ESS mean [package]": ess_mean(terms),
+        "(e1) ESS bulk": ess_bulk(terms),
+        "(b) batch means 20/chain": batch_means(terms, 20),
+        "(b) batch means 10/chain": batch_means(terms, 10),
+        "(b) batch means 2/chain": batch_means(terms, 2),
+        "(e2) overlapping BM, b=n/10": overlapping_batch_means(terms, n_draws // 10),
+        "(e2) overlapping BM, b=n/5": overlapping_batch_means(terms, n_draws // 5),
+        "(c) between chains": between_chains(per_chain_estimates(betas, loglik, estimator)),
+    }
+    out["(d) max(a, c)"] = max(out["(a) ESS mean [package]"], out["(c) between chains"])
+    # t-calibrated: the between-chain term has chains - 1 degrees of freedom; as an MCSE whose
+    # +-1.96 bar is the t interval
+    t_ratio = stats.t.ppf(0.975, loglik.shape[0] - 1) / stats.norm.ppf(0.975)
+    out["(g) max(a, c * t/z)"] = max(
+        out["(a) ESS mean [package]"], out["(c) between chains"] * t_ratio
+    )
+    out["(f) max(a, BM 2/chain)"] = max(
+        out["(a) ESS mean [package]"], out["(b) batch means 2/chain"]
+    )
+    return value, out
+
+
+# --- reading and reporting ---------------------------------------------------------------------
+def load_runs(model_name, route):
+    paths = sorted(OUTPUT.glob(f"{model_name}_{route}_*.npz"))
+    return [dict(np.load(path)) for path in paths]
+
+
+def coverage_row(errors, mcse):
+    errors, mcse = np.asarray(errors), np.asarray(mcse)
+    covered = np.mean(np.abs(errors) <= 1.96 * mcse)
+    rms = np.sqrt(np.mean(mcse**2))
+    sd = np.std(errors, ddof=1)
+    return errors.mean(), sd, rms, sd / rms, covered, np.sqrt(covered * (1 - covered) / errors.size)
+
+
+ROW = "{:<9}{:<9}{:<4}{:<30}{:>9.4f}{:>8.4f}{:>8.4f}{:>7.2f}{:>7.2f} +-{:.2f}{:>6}"
+HEADER = (
+    f"{'model':<9}{'route':<9}{'est':<4}{'MCSE':<30}{'mean err':>9}{'sd est':>8}{'rms se':>8}"
+    f"{'ratio':>7}{'cover':>7}{'':>6}{'warn':>6}"
+)
+
+
+def report_package(cases):
+    print("\n## 1. The package's own estimates and MCSE over seeds\n")
+    print(HEADER)
+    print("-" * len(HEADER))
+    for name, (_, log_z, moments) in cases.items():
+        for route in ROUTES:
+            runs = load_runs(name, route)
+            if not runs:
+                continue
+            for j, est in enumerate(ESTIMATORS):
+                errors = [run["log_z"][j] - log_z for run in runs]
+                mcse = [run["mcse"][j] for run in runs]
+                warned = sum(int(run["n_warnings"][j] > 0) for run in runs)
+                row = coverage_row(errors, mcse)
+                print(ROW.format(name, route, est, "package", *row, f"{warned}/{len(runs)}"))
+            betas = runs[0]["betas"]
+            bias = ti_quadrature(betas, *moments(betas))[1] - log_z
+            wall = np.mean([run["wall"] for run in runs])
+            print(
+                f"{'':<22}{len(runs)} runs, {wall:.1f} s each; TI corrected rule's quadrature "
+                f"bias on this ladder (exact moments): {bias:+.5f}"
+            )
+
+
+def report_variants(cases):
+    print("\n## 2. Prototype MCSE estimators on the same runs (error against the exact log Z)\n")
+    print(HEADER)
+    print("-" * len(HEADER))
+    for name, (_, log_z, _) in cases.items():
+        for route in ROUTES:
+            runs = load_runs(name, route)
+            if not runs:
+                continue
+            for est in ESTIMATORS:
+                values, table = [], {}
+                for run in runs:
+                    value, variants = mcse_variants(run["betas"], run["rung_loglik"], est)
+                    values.append(value)
+                    for key, mcse in variants.items():
+                        table.setdefault(key, []).append(mcse)
+                for key, mcse in table.items():
+                    row = coverage_row(np.array(values) - log_z, mcse)
+                    print(ROW.format(name, route, est, key, *row, ""))
+                print()
+
+
+def why_it_misses(cases):
+    """Section 3: the variance the per-draw terms' autocorrelation does not show."""
+    print("\n## 3. Why the ESS-based MCSE misses (TI terms; variances relative to the ESS-based)\n")
+    sizes = (20, 100, 400, 1000)
+    header = (
+        f"{'model':<9}{'route':<9}{'N/ESS':>7}"
+        + "".join(f"{'BM b=' + str(b):>10}" for b in sizes)
+        + f"{'chain':>8}{'pooled':>8}{'halves r':>10}{'trips':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name in cases:
+        for route in ROUTES:
+            runs = load_runs(name, route)
+            if runs:
+                print(_why_row(name, route, runs, sizes))
+    print(
+        "\nN/ESS: chains * draws / ESS of the terms (integrated autocorrelation time); BM b=: "
+        "batch-means variance with batches of b draws / ESS-based variance (mean over runs); "
+        "chain: variance over seeds of one chain's estimate / its mean ESS-based variance; "
+        "pooled: the same for the run's estimate; halves r: correlation over seeds of the "
+        "estimates from the first and second halves of one chain; trips: round trips per chain "
+        "(all replicas, prior rung to beta = 1 and back) where saved."
+    )
+
+
+def _chain_ratio(betas, runs, chain):
+    """Variance over seeds of chain ``chain``'s estimate / its mean ESS-based variance."""
+    one = [ti_draws(betas, run["rung_loglik"][chain : chain + 1]) for run in runs]
+    return np.var([t.mean() for t in one], ddof=1) / np.mean([ess_mean(t) ** 2 for t in one])
+
+
+def _why_row(name, route, runs, sizes):
+    betas = runs[0]["betas"]
+    terms = [ti_draws(betas, run["rung_loglik"]) for run in runs]
+    var_a = np.array([ess_mean(t) ** 2 for t in terms])
+    n_chains, n_draws = terms[0].shape
+    tau = np.mean([t.size * v / t.var() for t, v in zip(terms, var_a, strict=True)])
+    bm = [np.mean([batch_means(t, n_draws // b) ** 2 for t in terms] / var_a) for b in sizes]
+    chain = np.mean([_chain_ratio(betas, runs, c) for c in range(n_chains)])
+    pooled = np.var([t.mean() for t in terms], ddof=1) / var_a.mean()
+    half = n_draws // 2
+    first = [ti_draws(betas, run["rung_loglik"][:, :half]).mean(axis=1) for run in runs]
+    second = [ti_draws(betas, run["rung_loglik"][:, half:]).mean(axis=1) for run in runs]
+    r = np.corrcoef(np.ravel(first), np.ravel(second))[0, 1]
+    trips = [run["round_trips"].mean() for run in runs if "round_trips" in run]
+    trips = f"{np.mean(trips):>7.0f}" if trips else f"{'-':>7}"
+    return (
+        f"{name:<9}{route:<9}{tau:>7.1f}"
+        + "".join(f"{v:>10.2f}" for v in bm)
+        + f"{chain:>8.2f}{pooled:>8.2f}{r:>10.2f}{trips}"
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=50)
+    parser.add_argument("--offline", action="store_true", help="only read saved runs")
+    parser.add_argument("--routes", nargs="+", default=list(ROUTES), choices=list(ROUTES))
+    parser.add_argument("--models", nargs="+", default=["egg_box", "lecture"])
+    args = parser.parse_args()
+    cases = {name: case for name, case in models().items() if name in args.models}
+    print(f"pymc {pm.__version__}; cores=1; {args.seeds} seeds per model and route")
+    if not args.offline:
+        sample_all(cases, args.seeds, args.routes)
+    report_package(cases)
+    report_variants(cases)
+    why_it_misses(cases)
+
+
+if __name__ == "__main__":
+    main()
