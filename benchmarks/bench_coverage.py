@@ -23,9 +23,9 @@ Routes, per seed s (random_seed=s, cores=1; the MCSE does not depend on cores):
 ``--routes`` defaults to ladder64 and default: 50 seeds of both models took 12.5 minutes (7.4
 CPU-minutes) on a shared 2-core machine; default4 and default8 add about 9 and 8 minutes.
 Every run's ``rung_loglik`` (chain, draw, rung), ladder, round trips and the package's
-estimates go to
-``benchmarks/output/coverage/<model>_<route>_<seed>.npz``; runs already on disk are never
-re-sampled, and ``--offline`` skips sampling and recomputes everything from those files.
+estimates go to ``benchmarks/output/coverage/<model>_<route>_<seed>.npz``; runs already on
+disk are never re-sampled, and ``--offline`` skips sampling and recomputes everything from
+those files.
 
 Printed: (1) per model, route and estimator, the package's own numbers over seeds: mean error
 against the exact log Z, sd of the estimates, rms of the reported MCSE, their ratio, coverage of
