@@ -146,44 +146,6 @@ def side_by_side(seed):
         print(f"  {name:<18}{alone:>7.2f}{both:>13.2f}{cost:>25.0f}  {covered}")
 
 
-def coverage(n_seeds):
-    print(f"\n## 2. Coverage of the bridge-sampling MCSE over {n_seeds} seeds (NUTS 2 x 1000)\n")
-    header = (
-        f"{'model':<18}{'proposal':<9}{'<1.96 mcse':>11}{'(+-2 sd)':>9}{'<4 mcse':>9}"
-        f"{'sd(z)':>7}{'rmse':>9}{'mean mcse':>10}{'warned':>7}{'s/run':>7}"
-    )
-    print(header)
-    print("-" * len(header))
-    for name, (model, exact) in regular_models().items():
-        z = {"normal": [], "warp3": []}
-        errors = {"normal": [], "warp3": []}
-        mcses = {"normal": [], "warp3": []}
-        warned = {"normal": 0, "warp3": 0}
-        walls = []
-        for seed in range(n_seeds):
-            res, idata, wall, _, notes = nuts_bridge(model, 10_000 + seed, tune=500)
-            walls.append(wall)
-            warp, _, warp_notes = quiet(
-                bridge_sampling, idata, model, method="warp3", random_seed=seed, mode_search=0
-            )
-            for method, r, n in (("normal", res, notes), ("warp3", warp, warp_notes)):
-                error = float(r.log_marginal_likelihood) - exact
-                errors[method].append(error)
-                mcses[method].append(float(r.mcse))
-                z[method].append(error / float(r.mcse))
-                warned[method] += bool(n)
-        for method in ("normal", "warp3"):
-            zs = np.asarray(z[method])
-            cover = np.mean(np.abs(zs) < 1.96)
-            band = 2 * np.sqrt(0.95 * 0.05 / n_seeds)
-            rmse = np.sqrt(np.mean(np.square(errors[method])))
-            print(
-                f"{name:<18}{method:<9}{cover:>11.1%}{band:>8.1%} {np.mean(np.abs(zs) < 4):>8.1%}"
-                f"{np.std(zs):>7.2f}{rmse:>9.4f}{np.mean(mcses[method]):>10.4f}"
-                f"{warned[method]:>7d}{np.mean(walls):>7.1f}"
-            )
-
-
 def _flagged_by(res):
     text = res.attrs["warning"]
     reasons = [
@@ -197,6 +159,57 @@ def _flagged_by(res):
         if key in text
     ]
     return ", ".join(reasons) or "-"
+
+
+def coverage(n_seeds):
+    print(f"\n## 2. Coverage of the bridge-sampling MCSE over {n_seeds} seeds (NUTS 2 x 1000)\n")
+    header = (
+        f"{'model':<18}{'proposal':<9}{'<1.96 mcse':>11}{'(+-2 sd)':>9}{'<4 mcse':>9}"
+        f"{'sd(z)':>7}{'rmse':>9}{'mean mcse':>10}{'warned':>7}{'s/run':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    pooled = {"normal": [], "warp3": []}
+    for name, (model, exact) in regular_models().items():
+        z = {"normal": [], "warp3": []}
+        errors = {"normal": [], "warp3": []}
+        mcses = {"normal": [], "warp3": []}
+        warned = {"normal": 0, "warp3": 0}
+        walls, reasons = [], []
+        for seed in range(n_seeds):
+            res, idata, wall, _, notes = nuts_bridge(model, 10_000 + seed, tune=500)
+            walls.append(wall)
+            warp, _, warp_notes = quiet(
+                bridge_sampling, idata, model, method="warp3", random_seed=seed, mode_search=0
+            )
+            for method, r, n in (("normal", res, notes), ("warp3", warp, warp_notes)):
+                error = float(r.log_marginal_likelihood) - exact
+                errors[method].append(error)
+                mcses[method].append(float(r.mcse))
+                z[method].append(error / float(r.mcse))
+                warned[method] += bool(n)
+                if n:
+                    reasons.append(f"seed {10_000 + seed} {method}: {_flagged_by(r)}")
+        for method in ("normal", "warp3"):
+            zs = np.asarray(z[method])
+            cover = np.mean(np.abs(zs) < 1.96)
+            band = 2 * np.sqrt(0.95 * 0.05 / n_seeds)
+            rmse = np.sqrt(np.mean(np.square(errors[method])))
+            print(
+                f"{name:<18}{method:<9}{cover:>11.1%}{band:>8.1%} {np.mean(np.abs(zs) < 4):>8.1%}"
+                f"{np.std(zs):>7.2f}{rmse:>9.4f}{np.mean(mcses[method]):>10.4f}"
+                f"{warned[method]:>7d}{np.mean(walls):>7.1f}"
+            )
+        for reason in reasons:
+            print(f"    warned: {reason}")
+        for method in pooled:
+            pooled[method] += z[method]
+    for method, zs in pooled.items():
+        inside = int(np.sum(np.abs(zs) < 1.96))
+        print(
+            f"all models, {method}: |error| < 1.96 MCSE in {inside} / {len(zs)} runs "
+            f"({inside / len(zs):.1%}; nominal 95% +- {2 * np.sqrt(0.95 * 0.05 / len(zs)):.1%})"
+        )
 
 
 def two_mode(n_seeds):
