@@ -421,8 +421,9 @@ def test_non_finite_state_is_flagged_and_trace_stays_finite():
 
 
 def test_a_step_size_that_blows_up_is_flagged_and_warned():
-    """step_size * P = 1000 on a Gaussian of precision P: |theta| grows ~500-fold per step until
-    the log density overflows; that move and every later one is discarded and flagged."""
+    """step_size * P = 1000 on a Gaussian of precision P: |theta| would grow ~500-fold per step;
+    the first move (the log density falls by far more than 1000 nats) and every later one are
+    discarded and flagged, so the chain stays where it started."""
     x = gaussian_data()
     with gaussian_model(x):
         step = SGLD(step_size=10.0, schedule="constant", compile_kwargs=FAST)
@@ -431,9 +432,23 @@ def test_a_step_size_that_blows_up_is_flagged_and_warned():
     assert sum("SGLD" in str(w.message) for w in record) == 1  # once per chain
     diverging = idata.sample_stats["diverging"].values[0]
     first = int(np.argmax(diverging))
-    assert 0 < first and diverging[first:].all()
+    assert diverging[first:].all()
     theta = idata.posterior["theta"].values[0]
-    assert np.all(np.isfinite(theta)) and np.all(theta[first:] == theta[first - 1])
+    assert np.all(np.isfinite(theta)) and np.all(theta[first:] == theta[first])
+    assert np.abs(theta).max() < 100
+
+
+def test_a_blow_up_that_the_schedule_would_undo_is_flagged():
+    """The default schedule decays from step_size=10: unchecked, |theta| grew to 1e23 while the
+    log density stayed finite, then came back, and nothing was flagged. A fall of the full-data
+    log density by more than 1000 nats marks the move as diverging."""
+    x = gaussian_data()
+    with gaussian_model(x):
+        step = SGLD(step_size=10.0, compile_kwargs=FAST)
+        with pytest.warns(UserWarning, match=r"SGLD diverged.*Reduce `step_size`"):
+            idata = pm.sample(draws=200, tune=0, chains=1, step=step, random_seed=1, **SAMPLE)
+    assert idata.sample_stats["diverging"].values.any()
+    assert np.abs(idata.posterior["theta"].values).max() < 100
 
 
 # -- what a gradient-only sampler cannot see ---------------------------------------------------

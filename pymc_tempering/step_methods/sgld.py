@@ -32,6 +32,9 @@ __all__ = ["SGLD"]
 _log = logging.getLogger("pymc")
 
 
+BLOWUP_NATS = 1000.0  # a fall of the full-data log density that only an unstable step makes
+
+
 @dataclass_state
 class SGLDState(StepMethodState):
     tune: bool
@@ -46,6 +49,7 @@ class SGLDState(StepMethodState):
     _x: Any
     _grad_logprior: Any
     _grad_loglik: Any
+    logp_max: float
 
 
 class SGLD(ArrayStepShared):
@@ -290,6 +294,7 @@ class SGLD(ArrayStepShared):
         self.rms_count = 0
         self.adapting = self.rmsprop
         self.threshold_step = -1
+        self.logp_max = -np.inf  # the highest full-data log density the chain has reached
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         super().setup_chain(rng, tune, draws)
@@ -327,6 +332,18 @@ class SGLD(ArrayStepShared):
         logp, grad_logprior, grad_diff = self.gradients.control_variate_logp_grads(x, self.anchor)
         return logp, grad_logprior, self.anchor_grad + grad_diff
 
+    def _fell(self, logp) -> bool:
+        """Whether the full-data log density fell by more than BLOWUP_NATS below the highest
+        the chain has reached: a step too large for the posterior, growing geometrically
+        (SGLD(step_size=10) reaches |state| 1e23 and comes back as the schedule decays). A
+        minibatch log density is too noisy for this rule and is never judged by it."""
+        if self.gradients.minibatched:
+            return False
+        if logp < self.logp_max - BLOWUP_NATS:
+            return True
+        self.logp_max = max(self.logp_max, logp)
+        return False
+
     @staticmethod
     def _finite(x, logp, grad_logprior, grad_loglik) -> bool:
         # one sum carries any NaN or infinity (it overflows only for values near 1e308, a
@@ -348,6 +365,8 @@ class SGLD(ArrayStepShared):
         logp, grad_logprior, grad_loglik = self._evaluate(x)
         if not self._finite(x, logp, grad_logprior, grad_loglik):
             raise ValueError(self._nonfinite_state_message(q0, logp))
+        if not self.gradients.minibatched:  # the start counts as reached (see _fell)
+            self.logp_max = max(self.logp_max, logp)
         return x, grad_logprior, grad_loglik
 
     def _nonfinite_state_message(self, q0: RaveledVars, logp: float) -> str:
@@ -384,7 +403,7 @@ class SGLD(ArrayStepShared):
             new = (np.nan, None, None)
             if math.isfinite(np.add.reduce(x_new)):
                 new = self._evaluate(x_new)  # the next step's gradients
-            diverging = new[1] is None or not self._finite(x_new, *new)
+            diverging = new[1] is None or not self._finite(x_new, *new) or self._fell(new[0])
         if diverging:
             self._report_divergence(x_new, new[0], eps)
             x_new = x
