@@ -6,7 +6,7 @@ Run: python benchmarks/bench_bridge.py [--seeds 50] [--two-mode-seeds 20] [--ski
    pine M1 and M2 under the Normal-Gamma prior, a conjugate regression with k = 5
    coefficients): log Z, |error|, MCSE and wall time of
    - bridge sampling: pm.sample (NUTS, 2 chains x 1000 draws, 1000 tune) + pmt.bridge_sampling,
-   - TI: pmt.marginal_likelihood with its defaults (ExchangeMC, 256 rungs, 2 x 2000 draws),
+   - TI: pmt.marginal_likelihood with its defaults (ExchangeMC, 256 rungs, 8 x 1000 draws),
    - pm.sample_smc with its defaults (2 chains x 2000 particles), MCSE from the chains' spread.
    cores=1 everywhere; wall times include compilation (PyTensor's disk cache is warm after the
    first model).

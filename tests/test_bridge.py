@@ -227,7 +227,7 @@ def exchange_run(runs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pmt.EvidenceWarning)
         return pmt.marginal_likelihood(
-            model, n_rungs=64, beta_min=1e-4, draws=1000, tune=500, random_seed=SEED,
+            model, n_rungs=64, beta_min=1e-4, draws=1000, tune=500, chains=2, random_seed=SEED,
             return_idata=True, cores=1,
         )  # fmt: skip
 
