@@ -2,13 +2,15 @@
 
 Step methods for ``pm.sample(step=...)``: :class:`ExchangeMC` (parallel tempering),
 :class:`ULA`, :class:`MALA`, :class:`SGLD`. Analysis functions take the DataTree that
-``pm.sample`` returns: evidence (thermodynamic integration, stepping stone, Bayes factors),
-tempering diagnostics and plots. Exact reference values live in :mod:`pymc_tempering.exact`.
+``pm.sample`` returns: evidence (thermodynamic integration, stepping stone, bridge sampling,
+Bayes factors), tempering diagnostics and plots. Exact reference values live in
+:mod:`pymc_tempering.exact`.
 """
 
 from pymc_tempering import exact
 from pymc_tempering._trace import tempering_dataset
 from pymc_tempering.approximations import bic, laplace_evidence
+from pymc_tempering.bridge import bridge_sampling
 from pymc_tempering.comparison import compare_evidence
 from pymc_tempering.diagnostics import (
     add_tempering_group,
@@ -47,6 +49,7 @@ __all__ = [
     "compare_evidence",
     "laplace_evidence",
     "bic",
+    "bridge_sampling",
     "evidence_ladder",
     "EvidenceWarning",
     "tempering_dataset",

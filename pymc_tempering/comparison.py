@@ -116,9 +116,9 @@ def compare_evidence(models, model_prior=None, estimator="thermodynamic_integrat
         Per model: an ExchangeMC DataTree (its evidence is computed with ``estimator``), a
         ``pm.sample_smc`` DataTree (its ``log_marginal_likelihood``: the mean over chains, MCSE
         their sd / sqrt(chains)), or a result of :func:`thermodynamic_integration`,
-        :func:`stepping_stone`, :func:`marginal_likelihood`, :func:`laplace_evidence` or
-        :func:`bic`. An estimate from a ladder that starts above ``beta = 0`` is not log Z and
-        is refused.
+        :func:`stepping_stone`, :func:`marginal_likelihood`,
+        :func:`pymc_tempering.bridge_sampling`, :func:`laplace_evidence` or :func:`bic`. An
+        estimate from a ladder that starts above ``beta = 0`` is not log Z and is refused.
     model_prior : dict of {str: float}, optional
         Prior model probabilities (normalised here). Uniform by default.
     estimator : {"thermodynamic_integration", "stepping_stone"}, default TI
