@@ -113,7 +113,8 @@ def _evidence(ds: xr.Dataset, method: str) -> _Evidence:
                 method="mean",
             )
         )  # fmt: skip
-        sd = np.sqrt(np.where(finite, (loglik - mean) ** 2, 0.0).sum((0, 1)) / finite.sum((0, 1)))
+        squares = np.where(finite, (loglik - mean) ** 2, 0.0).sum((0, 1))
+        sd = np.sqrt(squares / np.maximum(finite.sum((0, 1)) - 1, 1))  # ddof=1, as ArviZ
         trapezoid, corrected = ti_quadrature(betas, mean, var)
         ti_terms = ti_draws(betas, loglik, method)
         log_ratio, ss_terms = stepping_stone_draws(betas, loglik)

@@ -190,6 +190,7 @@ def test_no_warning_on_a_healthy_trace():
     [
         ({"betas": np.geomspace(1e-3, 1, 16)}, "starts at beta = 0.001"),
         ({"n_draws": 100}, "only 200 draws"),
+        ({"n_draws": 10}, "only 20 draws"),  # too few for a tail fit: warned, not a crash
         ({"swap_rate": 0.0}, "swap with rate below"),
     ],
 )

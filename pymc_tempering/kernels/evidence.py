@@ -302,14 +302,15 @@ def pareto_khat(values, *, axis=-1, log=False):
     Returns
     -------
     ndarray
-        :math:`\hat k` per batch element; ``-inf`` where the tail is constant (no tail at all)
-        and ``inf`` where it is degenerate (a few draws carry all the mass).
+        :math:`\hat k` per batch element; ``-inf`` where the tail is constant (no tail at all),
+        ``inf`` where it is degenerate (a few draws carry all the mass), NaN with fewer than 25
+        draws.
     """
     x = np.moveaxis(np.asarray(values, dtype=float), axis, -1)
     n_draws = x.shape[-1]
     m = int(np.ceil(min(0.2 * n_draws, 3.0 * np.sqrt(n_draws))))
-    if m < 5:
-        raise ValueError(f"pareto_khat needs at least 25 draws, got {n_draws}.")
+    if m < 5:  # too few draws for a tail fit: unknown (callers flag so few draws anyway)
+        return np.full(x.shape[:-1], np.nan)
     top = np.sort(np.partition(x, n_draws - m - 1, axis=-1)[..., -(m + 1) :], axis=-1)
     if log:
         with np.errstate(invalid="ignore"):
