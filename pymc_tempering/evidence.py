@@ -143,28 +143,38 @@ def _evidence(ds: xr.Dataset, method: str) -> _Evidence:
             + tail_problems(n_draws, float(ss_mcse), stone_khat=stone_khat)
             + agreement_problems(ss_value, ss_mcse, ti_value, ESTIMATORS[0], diff_mcse)
         )
-    coords = {"rung": ds["rung"].values, "beta": ("rung", betas)}
-    attrs = {"ladder_start": float(betas[0])}
-    ti = xr.Dataset(
+    ti = _ti_dataset(ds, method, ti_value, ti_mcse, ti_ess, discretisation, log_support,
+                     (mean, sd / np.sqrt(ess_rung), var, ess_rung))  # fmt: skip
+    ss = _ss_dataset(betas, ss_value, ss_mcse, ss_ess, log_ratio, stone_khat)
+    return _Evidence(ti, ss, ti_problems, ss_problems)
+
+
+def _ti_dataset(ds, method, value, mcse, ess, discretisation, log_support, per_rung):
+    mean, mean_mcse, var, ess_rung = per_rung
+    betas = ds["beta"].values
+    return xr.Dataset(
         {
-            "log_marginal_likelihood": ti_value,
-            "mcse": ti_mcse,
-            "ess": ti_ess,
+            "log_marginal_likelihood": value,
+            "mcse": mcse,
+            "ess": ess,
             "discretisation_error": discretisation,
             "log_support_fraction": log_support,
             "mean_loglik": ("rung", mean),
-            "mean_loglik_mcse": ("rung", sd / np.sqrt(ess_rung)),
+            "mean_loglik_mcse": ("rung", mean_mcse),
             "var_loglik": ("rung", var),
             "ess_loglik": ("rung", ess_rung),
         },
-        coords=coords,
-        attrs=attrs | {"estimator": ESTIMATORS[0], "method": method},
+        coords={"rung": ds["rung"].values, "beta": ("rung", betas)},
+        attrs={"ladder_start": float(betas[0]), "estimator": ESTIMATORS[0], "method": method},
     )
-    ss = xr.Dataset(
+
+
+def _ss_dataset(betas, value, mcse, ess, log_ratio, stone_khat):
+    return xr.Dataset(
         {
-            "log_marginal_likelihood": ss_value,
-            "mcse": ss_mcse,
-            "ess": ss_ess,
+            "log_marginal_likelihood": value,
+            "mcse": mcse,
+            "ess": ess,
             "log_ratio": ("rung_pair", log_ratio),
             "pareto_k": ("rung_pair", stone_khat),
         },
@@ -173,9 +183,8 @@ def _evidence(ds: xr.Dataset, method: str) -> _Evidence:
             "beta_lower": ("rung_pair", betas[:-1]),
             "beta_upper": ("rung_pair", betas[1:]),
         },
-        attrs=attrs | {"estimator": ESTIMATORS[1]},
+        attrs={"ladder_start": float(betas[0]), "estimator": ESTIMATORS[1]},
     )
-    return _Evidence(ti, ss, ti_problems, ss_problems)
 
 
 def _combine_chains(parts: list[xr.Dataset], ds: xr.Dataset) -> xr.Dataset:
