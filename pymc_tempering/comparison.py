@@ -39,9 +39,19 @@ def _refuse_partial_ladder(name, ladder_start):
         )
 
 
+def _ladder_start(item):
+    """The first beta of the ladder a result came from: its attrs, else its coordinates."""
+    if "ladder_start" in item.attrs:
+        return item.attrs["ladder_start"]
+    for coord in ("beta", "beta_lower"):  # a result saved without attrs, or from older code
+        if coord in item.coords:
+            return float(item[coord].min())
+    return None
+
+
 def _result_row(name, item, estimator) -> _Row:
     """A row from a result Dataset of this package."""
-    _refuse_partial_ladder(name, item.attrs.get("ladder_start"))
+    _refuse_partial_ladder(name, _ladder_start(item))
     res = item.sel(estimator=estimator) if "estimator" in item.dims else item
     if item.attrs.get("approximation"):
         method = item.attrs.get("method")

@@ -269,3 +269,28 @@ def _minibatch_model():
 def test_exact_samplers_and_evidence_refuse_minibatched_models(call):
     with pytest.raises(ValueError, match=r"\['y'\] use pm.Minibatch.*pmt.SGLD"):
         call(_minibatch_model())
+
+
+def test_a_result_without_attrs_is_still_refused_by_its_coordinates():
+    model = targets.lecture_model(targets.lecture_data())
+    idata = _sample(model, betas=np.geomspace(1e-3, 1, 8), draws=300, tune=200)
+    for estimator in (pmt.thermodynamic_integration, pmt.stepping_stone):
+        result = _quiet(estimator, idata)
+        result.attrs = {}  # saved and loaded without attrs, or from older code
+        with pytest.raises(ValueError, match="starts at beta = 0.001"):
+            pmt.compare_evidence({"partial": result})
+
+
+def test_a_resized_ladder_never_puts_a_zero_likelihood_state_above_beta_0():
+    """adapt_n_rungs re-places rungs inside [0, beta_1] when rung 0 rarely swaps: a new rung
+    there must copy a beta > 0 replica, never rung 0's prior draw with loglik = -inf."""
+    y = targets.support_data()
+    with targets.support_model(y):
+        step = pmt.ExchangeMC(betas=[0.0, 1e-3, 0.1, 1.0], prior_rung=False)
+        pm.sample(step=step, draws=5, tune=5, chains=1, random_seed=1, **SAMPLE)
+    step.loglik[0] = -np.inf  # rung 0 holds a prior draw outside the support
+    old = step.betas
+    step.betas = np.array([0.0, 1e-4, 1e-3, 1e-2, 0.1, 1.0])
+    step.ladder_round = {"rejection": None, "count": None, "ll": None}
+    step._resize_rungs(old)
+    assert np.isfinite(step.loglik[1:]).all(), step.loglik

@@ -652,6 +652,8 @@ class ExchangeMC(ArrayStepShared):
         """Give every new rung the state and tuning of the nearest old rung (in beta)."""
         n_rungs = self.betas.size
         nearest = np.abs(self.betas[:, None] - old_betas[None, :]).argmin(axis=1)
+        if old_betas[0] == 0:  # rung 0 may hold loglik = -inf, admissible at beta = 0 only
+            nearest = np.where(nearest == 0, 1, nearest)
         nearest[0], nearest[-1] = 0, old_betas.size - 1
         self.replicas = self.replicas[nearest].copy()
         self.logprior, self.loglik = self.logprior[nearest], self.loglik[nearest]
