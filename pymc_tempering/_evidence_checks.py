@@ -30,6 +30,7 @@ __all__ = [
     "EvidenceWarning",
     "sampling_problems",
     "quadrature_problems",
+    "pooled_quadrature_problems",
     "tail_problems",
     "agreement_problems",
     "warn",
@@ -97,6 +98,22 @@ def sampling_problems(ds: xr.Dataset, betas, ess_rung, ess_total, support) -> li
     return problems
 
 
+def _discretisation_problem(discretisation_error, mcse) -> list[str]:
+    if discretisation_error > mcse:
+        return [
+            f"the estimated quadrature error ({discretisation_error:.3g}) exceeds the MCSE "
+            f"({mcse:.3g}): E_beta[loglik] bends between rungs faster than the ladder resolves; "
+            f"{ADD_RUNGS}, or use stepping_stone on these draws"
+        ]
+    return []
+
+
+def pooled_quadrature_problems(discretisation_error, mcse) -> list[str]:
+    """Per-chain ladders pooled: the chains' mean quadrature error against the pooled MCSE,
+    which is smaller than each chain's by about sqrt(n_chains)."""
+    return [f"pooled over chains: {p}" for p in _discretisation_problem(discretisation_error, mcse)]
+
+
 def quadrature_problems(betas, mean, corrected, discretisation_error, mcse) -> list[str]:
     r"""TI's estimated discretisation error against its MCSE, and the monotone bracket.
 
@@ -105,13 +122,7 @@ def quadrature_problems(betas, mean, corrected, discretisation_error, mcse) -> l
     :math:`\beta` (its derivative is a variance), so the integral lies between the left and the
     right Riemann sums; a corrected rule outside them (beyond Monte Carlo error) is noise.
     """
-    problems = []
-    if discretisation_error > mcse:
-        problems.append(
-            f"the estimated quadrature error ({discretisation_error:.3g}) exceeds the MCSE "
-            f"({mcse:.3g}): E_beta[loglik] bends between rungs faster than the ladder resolves; "
-            f"{ADD_RUNGS}, or use stepping_stone on these draws"
-        )
+    problems = _discretisation_problem(discretisation_error, mcse)
     width = np.diff(betas)
     lower, upper = width @ mean[:-1], width @ mean[1:]
     if not lower - 4 * mcse <= corrected <= upper + 4 * mcse:

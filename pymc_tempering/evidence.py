@@ -30,6 +30,7 @@ from pymc.model import modelcontext
 from pymc_tempering._evidence_checks import (
     EvidenceWarning,
     agreement_problems,
+    pooled_quadrature_problems,
     quadrature_problems,
     sampling_problems,
     tail_problems,
@@ -237,6 +238,9 @@ def _estimate(data, method="corrected"):
         ss_problems = [
             f"chain {n}: {p}" for n, ev in zip(names, chains, strict=True) for p in ev.ss_problems
         ]
+        ti_problems += pooled_quadrature_problems(
+            float(ti["discretisation_error"]), float(ti["mcse"])
+        )
     else:
         one = _evidence(ds, method)
         ti, ss, ti_problems, ss_problems = one.ti, one.ss, one.ti_problems, one.ss_problems
