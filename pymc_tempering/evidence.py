@@ -145,13 +145,13 @@ def _evidence(ds: xr.Dataset, method: str) -> _Evidence:
             + agreement_problems(ss_value, ss_mcse, ti_value, ESTIMATORS[0], diff_mcse)
         )
     ti = _ti_dataset(ds, method, ti_value, ti_mcse, ti_ess, discretisation, log_support,
-                     (mean, sd / np.sqrt(ess_rung), var, ess_rung))  # fmt: skip
+                     (mean, sd / np.sqrt(ess_rung), var, ess_rung, support))  # fmt: skip
     ss = _ss_dataset(betas, ss_value, ss_mcse, ss_ess, log_ratio, stone_khat)
     return _Evidence(ti, ss, ti_problems, ss_problems)
 
 
 def _ti_dataset(ds, method, value, mcse, ess, discretisation, log_support, per_rung):
-    mean, mean_mcse, var, ess_rung = per_rung
+    mean, mean_mcse, var, ess_rung, support = per_rung
     betas = ds["beta"].values
     return xr.Dataset(
         {
@@ -164,6 +164,7 @@ def _ti_dataset(ds, method, value, mcse, ess, discretisation, log_support, per_r
             "mean_loglik_mcse": ("rung", mean_mcse),
             "var_loglik": ("rung", var),
             "ess_loglik": ("rung", ess_rung),
+            "support_fraction": ("rung", support),
         },
         coords={"rung": ds["rung"].values, "beta": ("rung", betas)},
         attrs={"ladder_start": float(betas[0]), "estimator": ESTIMATORS[0], "method": method},
@@ -269,7 +270,8 @@ def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
         ``log_support_fraction`` (log of the share of ``beta = 0`` draws with non-zero
         likelihood, 0 unless the likelihood's support depends on the parameters); per rung (dim
         ``rung``, coord ``beta``) ``mean_loglik`` and ``var_loglik`` (over finite draws),
-        ``mean_loglik_mcse`` and ``ess_loglik``. ``attrs`` name the estimator, method, the
+        ``mean_loglik_mcse``, ``ess_loglik`` and ``support_fraction`` (the share of finite
+        draws, below 1 only on a ``beta = 0`` rung). ``attrs`` name the estimator, method, the
         ladder's first beta (``ladder_start``), the warning's text (``warning``, ``""`` if
         none) and the observed-data fingerprint used by :func:`compare_evidence`.
 

@@ -72,20 +72,14 @@ def _ti_curve(data) -> xr.Dataset:
     """:func:`thermodynamic_integration`'s result, with ``zero_likelihood_fraction`` per rung
     (and per chain where each chain tuned its own ladder): the draws whose loglik is -inf.
 
-    Counted from the trace; for a precomputed result, from its ``log_support_fraction`` (the
-    lowest rung only, pooled over chains).
+    Read from the result's ``support_fraction`` (the estimator counts the finite draws).
     """
     if isinstance(data, xr.Dataset) and "log_marginal_likelihood" in data:
         res = data
-        zero = xr.zeros_like(res["mean_loglik"])
-        if "log_support_fraction" in res:  # only the lowest rung can miss likelihood support
-            lowest = zero["rung"] == zero["rung"][0]
-            zero = zero.where(~lowest, 1.0 - np.exp(float(res["log_support_fraction"])))
     else:
         res = thermodynamic_integration(data)
-        ds = tempering_dataset(data)
-        dims = "draw" if has_per_chain_ladders(ds) else ("chain", "draw")
-        zero = (ds["rung_loglik"] == -np.inf).mean(dims)
+    support = res["support_fraction"] if "support_fraction" in res else 1.0  # older results
+    zero = 1.0 - support + xr.zeros_like(res["mean_loglik"])
     return res.assign(zero_likelihood_fraction=zero.reset_coords(drop=True))
 
 
