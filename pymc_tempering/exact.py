@@ -28,6 +28,16 @@ import scipy.integrate
 from scipy import stats
 from scipy.special import gammaln, log_ndtr, loggamma, logsumexp
 
+from pymc_tempering._exact_singular import (
+    exact_learning_coefficients,
+    exact_wbic,
+    monomial_free_energy,
+    monomial_learning_coefficient,
+    monomial_llc,
+    monomial_power_moments,
+    regular_power_moments,
+)
+
 __all__ = [
     "SINGULAR_CONSTANT_D2",
     "RADIATA_PINE_PRIOR",
@@ -56,6 +66,13 @@ __all__ = [
     "egg_box_loglik",
     "egg_box_log_evidence",
     "egg_box_power_moments",
+    "monomial_power_moments",
+    "monomial_free_energy",
+    "monomial_learning_coefficient",
+    "regular_power_moments",
+    "exact_wbic",
+    "exact_learning_coefficients",
+    "monomial_llc",
 ]
 
 #: The O(1/log n) constant of eq. (4) for d = 2: ``4 log 2 - gamma``.

@@ -16,6 +16,8 @@ __all__ = [
     "respace_ladder",
     "thermodynamic_length_ladder",
     "suggested_n_rungs",
+    "wbic_beta",
+    "wbic_ladder",
 ]
 
 
@@ -228,3 +230,36 @@ def suggested_n_rungs(barrier: float) -> int:
     gaps = np.arange(int(np.floor(barrier)) + 1, int(np.ceil(4 * barrier)) + 3)  # N - 1 > Lambda
     cost = (gaps + 1) * (1 + barrier * gaps / (gaps - barrier))
     return int(gaps[np.argmin(cost)] + 1)
+
+
+def wbic_beta(n_obs) -> float:
+    """Watanabe's WBIC inverse temperature ``beta* = 1 / log(n_obs)`` (needs ``n_obs >= 3``)."""
+    n_obs = float(n_obs)
+    if not np.isfinite(n_obs) or n_obs < 3:
+        raise ValueError(
+            f"`n_obs` (the number of observations) must be at least 3 for beta* = 1 / log n "
+            f"to lie in (0, 1), got {n_obs}."
+        )
+    return float(1.0 / np.log(n_obs))
+
+
+def wbic_ladder(n_obs, betas=None, n_rungs: int = 32) -> np.ndarray:
+    """A ladder that holds ``beta* = 1 / log(n_obs)``, for :func:`pymc_tempering.wbic`.
+
+    ``betas`` (default the seed paper's :func:`geometric_ladder` of ``n_rungs``) with ``beta*``
+    inserted as one more rung, unless a rung is already within a relative 1e-9 of it (that rung
+    is then moved onto ``beta*``). The rungs on either side of ``beta*`` are what
+    :func:`pymc_tempering.learning_coefficient`'s two-temperature estimator reads.
+
+    Examples
+    --------
+    >>> wbic_ladder(100, [0.0, 0.5, 1.0]).round(4)
+    array([0.    , 0.2171, 0.5   , 1.    ])
+    """
+    beta_star = wbic_beta(n_obs)
+    betas = geometric_ladder(n_rungs) if betas is None else validate_betas(betas).copy()
+    close = np.flatnonzero(np.abs(betas - beta_star) <= 1e-9 * beta_star)
+    if close.size:
+        betas[close[0]] = beta_star
+        return betas
+    return np.sort(np.concatenate([betas, [beta_star]]))
