@@ -34,6 +34,8 @@ __all__ = [
     "two_temperature_draws",
     "learning_coefficient_curve",
     "llc_draws",
+    "localization_term",
+    "check_localization",
 ]
 
 
@@ -192,3 +194,40 @@ def llc_draws(loglik, loglik_center, beta):
     if not (np.all(np.isfinite(loglik)) and np.isfinite(loglik_center)):
         raise ValueError("The log-likelihoods of the draws and of the centre must be finite.")
     return float(beta) * (float(loglik_center) - loglik)
+
+
+def localization_term(x, center, strength):
+    r"""The LLC's localising log density :math:`-\tfrac\gamma2|x - w^*|^2` and its gradient
+    :math:`-\gamma(x - w^*)` (``strength`` = :math:`\gamma`), added by the samplers' option
+    ``localization=`` to the tempered log density; it is not tempered by :math:`\beta`.
+
+    Examples
+    --------
+    >>> localization_term(np.array([1.0, 2.0]), np.array([1.0, 0.0]), 3.0)
+    (-6.0, array([-0.,  -6.]))
+    """
+    diff = np.asarray(x, dtype=float) - center
+    return -0.5 * strength * float(diff @ diff), -strength * diff
+
+
+def check_localization(localization, center, vars_point_map):
+    """``(strength, flat centre)`` from a sampler's ``localization`` and
+    ``localization_center`` arguments; ``vars_point_map(center) -> flat array`` maps a dict
+    of value-space arrays to the sampler's flat vector. ``(0.0, None)`` when off."""
+    strength = 0.0 if localization is None else float(localization)
+    if not (np.isfinite(strength) and strength >= 0):
+        raise ValueError(
+            f"`localization` (gamma of the term -gamma/2 |w - w*|^2) must be a finite number "
+            f">= 0, got {localization}."
+        )
+    if strength == 0:
+        return 0.0, None
+    if center is None:
+        raise ValueError(
+            "`localization` needs `localization_center=` (w*): a dict {value variable name: "
+            "array} in the transformed (value) space, as pm.find_MAP returns it."
+        )
+    flat = np.asarray(vars_point_map(center), dtype=np.float64)
+    if not np.all(np.isfinite(flat)):
+        raise ValueError(f"`localization_center` must be finite, got {center}.")
+    return strength, flat

@@ -31,8 +31,10 @@ from pymc_tempering.kernels.langevin import (
     moments_init,
     welford_update,
 )
+from pymc_tempering.kernels.slt import check_localization, localization_term
 from pymc_tempering.step_methods._compile import (
     compile_tempered_logp_dlogp,
+    flat_point_map,
     nonfinite_start_message,
     refuse_minibatch,
 )
@@ -78,7 +80,10 @@ class _Langevin(GradientSharedStep):
 
     default_blocked = True
 
-    def __init__(self, vars, *, beta, Emax, model, rng, initial_point, compile_kwargs, blocked):
+    def __init__(
+        self, vars, *, beta, Emax, model, rng, initial_point, compile_kwargs, blocked,
+        localization=None, localization_center=None,
+    ):  # fmt: skip
         sampler = type(self).__name__
         model = modelcontext(model)
         refuse_minibatch(model, sampler)
@@ -120,6 +125,9 @@ class _Langevin(GradientSharedStep):
         self.Emax = float(Emax)
         x0 = DictToArrayBijection.map({v.name: initial_point[v.name] for v in vars}).data
         self.n_params = int(x0.size)
+        self.localization, self._center = check_localization(
+            localization, localization_center, flat_point_map(vars, self.n_params)
+        )
         # No check of the density at `initial_point` here: pm.sample starts each chain at its
         # own initial point (`initvals=`), known only at the first step (see `_current`).
         self._x = self._logp = self._grad = None
@@ -130,6 +138,9 @@ class _Langevin(GradientSharedStep):
         if self._dtype != "float64":
             x = x.astype(self._dtype)
         logp, grad = self._fn(x)  # fresh output arrays on every call
+        if self.localization:  # the LLC's -gamma/2 |x - w*|^2, not tempered by beta
+            term, term_grad = localization_term(x, self._center, self.localization)
+            return float(logp) + term, grad.astype(np.float64) + term_grad
         return float(logp), grad.astype(np.float64, copy=False)
 
     @staticmethod
@@ -269,6 +280,12 @@ class ULA(_Langevin):
         model's observed variables and Potentials form the likelihood).
     Emax : float, default 1000
         A move whose log density falls by more than ``Emax`` counts as a divergence.
+    localization : float, optional
+        :math:`\gamma`: adds :math:`-\tfrac\gamma2|x - w^*|^2` (value space, not tempered) to
+        the target, the local learning coefficient's localised posterior (Lau et al. 2023; see
+        :func:`pymc_tempering.local_learning_coefficient`). ``model_logp`` includes it.
+    localization_center : dict, optional
+        :math:`w^*` as ``{value variable name: array}``; required with ``localization``.
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's step methods.
 
@@ -327,6 +344,8 @@ class ULA(_Langevin):
         scaling=None,
         beta: float = 1.0,
         Emax: float = 1000.0,
+        localization: float | None = None,
+        localization_center: dict | None = None,
         model=None,
         rng=None,
         initial_point=None,
@@ -349,6 +368,8 @@ class ULA(_Langevin):
             initial_point=initial_point,
             compile_kwargs=compile_kwargs,
             blocked=blocked,
+            localization=localization,
+            localization_center=localization_center,
         )
         self.scaling = (
             np.ones(self.n_params)
@@ -499,6 +520,12 @@ class MALA(_Langevin):
     Emax : float, default 1000
         A proposal whose log acceptance ratio is below ``-Emax``, or whose state, log density
         or gradient is not finite, is rejected and counted as a divergence.
+    localization : float, optional
+        :math:`\gamma`: adds :math:`-\tfrac\gamma2|x - w^*|^2` (value space, not tempered) to
+        the target, the local learning coefficient's localised posterior (Lau et al. 2023; see
+        :func:`pymc_tempering.local_learning_coefficient`). ``model_logp`` includes it.
+    localization_center : dict, optional
+        :math:`w^*` as ``{value variable name: array}``; required with ``localization``.
     steps_per_draw : int, default 1
         MALA transitions per recorded draw. PyMC's sampling loop costs tens of microseconds per
         draw, as much as a MALA step on a small model; several steps per draw spread that cost
@@ -579,6 +606,8 @@ class MALA(_Langevin):
         beta: float = 1.0,
         Emax: float = 1000.0,
         steps_per_draw: int = 1,
+        localization: float | None = None,
+        localization_center: dict | None = None,
         model=None,
         rng=None,
         initial_point=None,
@@ -607,6 +636,8 @@ class MALA(_Langevin):
             initial_point=initial_point,
             compile_kwargs=compile_kwargs,
             blocked=blocked,
+            localization=localization,
+            localization_center=localization_center,
         )
         n = self.n_params
         self._initial_step_size = n ** (-1.0 / 3.0) if step_size is None else step_size

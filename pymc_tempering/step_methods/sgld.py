@@ -24,7 +24,8 @@ from pymc_tempering.kernels.sgld import (
     score_covariance,
     sgld_step,
 )
-from pymc_tempering.step_methods._compile import compile_minibatch_gradients
+from pymc_tempering.kernels.slt import check_localization, localization_term
+from pymc_tempering.step_methods._compile import compile_minibatch_gradients, flat_point_map
 from pymc_tempering.step_methods._progress import progress_columns
 
 __all__ = ["SGLD"]
@@ -120,6 +121,17 @@ class SGLD(ArrayStepShared):
         Number of data rows used to estimate the score covariance :math:`V_s` (a multiple of
         the batch size, default the smallest one >= 32): the paper's batch size 1 gives no
         covariance by itself.
+    beta : float, default 1.0
+        Inverse temperature on the likelihood: the drift follows
+        :math:`\nabla\log p(\theta) + \beta\nabla\ell(\theta)` (the model's observed
+        variables and Potentials form :math:`\ell`), as ``MALA(beta=...)``; with
+        ``1 / log N`` it samples WBIC's posterior, and with ``localization`` the local
+        learning coefficient's.
+    localization : float, optional
+        :math:`\gamma`: adds :math:`-\tfrac\gamma2|\theta - w^*|^2` (value space, not
+        tempered) to the target, as devinterp's SGLD does for the LLC (Lau et al. 2023).
+    localization_center : dict, optional
+        :math:`w^*` as ``{value variable name: array}``; required with ``localization``.
     control_variate : dict, optional
         An anchor point :math:`\hat\theta` near the posterior mode (value-space names, e.g.
         ``pm.find_MAP()`` on the full-data model). Turns SGLD into SGLD-CV (Baker et al.
@@ -193,6 +205,9 @@ class SGLD(ArrayStepShared):
         threshold_every: int = 100,
         threshold_rows: int | None = None,
         control_variate=None,
+        beta: float = 1.0,
+        localization: float | None = None,
+        localization_center: dict | None = None,
         model=None,
         rng=None,
         initial_point=None,
@@ -219,8 +234,17 @@ class SGLD(ArrayStepShared):
         if not 0 < rmsprop_decay < 1:
             raise ValueError(f"`rmsprop_decay` must lie in (0, 1), got {rmsprop_decay}.")
 
+        beta = float(beta)
+        if not (np.isfinite(beta) and 0.0 <= beta <= 1.0):
+            raise ValueError(
+                f"`beta` (inverse temperature on the likelihood) must lie in [0, 1], got {beta}."
+            )
+        self.beta = beta
         self.gradients = compile_minibatch_gradients(model, vars, initial_point, compile_kwargs)
         g = self.gradients
+        self.localization, self._center = check_localization(
+            localization, localization_center, flat_point_map(vars, g.n_params)
+        )
         self.n_data = g.total_size
         self.batch_size = g.batch_size if g.minibatched else g.total_size
         if step_size is None:
@@ -328,9 +352,18 @@ class SGLD(ArrayStepShared):
         """``(logp, grad logprior, grad loglik)`` at ``x`` on a fresh minibatch, ``logp`` the
         log prior plus the rescaled minibatch log-likelihood (SGLD-CV's gradient if anchored)."""
         if self.anchor is None:
-            return self.gradients.logp_grads(x)
-        logp, grad_logprior, grad_diff = self.gradients.control_variate_logp_grads(x, self.anchor)
-        return logp, grad_logprior, self.anchor_grad + grad_diff
+            logp, grad_logprior, grad_loglik = self.gradients.logp_grads(x)
+        else:
+            logp, grad_logprior, grad_diff = self.gradients.control_variate_logp_grads(
+                x, self.anchor
+            )
+            grad_loglik = self.anchor_grad + grad_diff
+        if self.beta != 1.0:  # logp stays untempered: it only flags non-finite states
+            grad_loglik = self.beta * grad_loglik
+        if self.localization:  # the LLC's -gamma/2 |x - w*|^2, not tempered
+            term, term_grad = localization_term(x, self._center, self.localization)
+            logp, grad_logprior = logp + term, grad_logprior + term_grad
+        return logp, grad_logprior, grad_loglik
 
     def _fell(self, logp) -> bool:
         """Whether the full-data log density fell by more than BLOWUP_NATS below the highest
@@ -465,6 +498,8 @@ class SGLD(ArrayStepShared):
         scores = np.concatenate([g.scores(x, r) for r in rows])
         if self.anchor is not None:  # SGLD-CV's per-datum terms
             scores -= np.concatenate([g.scores(self.anchor, r) for r in rows])
+        if self.beta != 1.0:  # the tempered gradient's noise
+            scores = self.beta * scores
         if not np.all(np.isfinite(scores)):
             return np.nan, np.full(x.size, np.nan)
         cov = score_covariance(scores)
