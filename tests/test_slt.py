@@ -216,3 +216,22 @@ def test_n_obs_is_read_from_observed_data_or_demanded(run):
     with pytest.raises(ValueError, match="learning_coefficient|method"):
         learning_coefficient(idata, n_obs=N_OBS, method="bogus")
     assert tempering_dataset(idata).sizes["rung"] == 17
+
+
+def test_compare_evidence_and_plot_take_the_results(run):
+    idata, _ = run
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pymc_tempering.comparison import compare_evidence
+    from pymc_tempering.plots import plot_learning_coefficient
+
+    table = compare_evidence({"wbic": wbic(idata, n_obs=N_OBS)})
+    assert table.loc["wbic", "method"] == "WBIC approximation"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        lam = learning_coefficient(idata, n_obs=N_OBS)
+    fig, ax = plot_learning_coefficient(lam, reference={"lambda": 0.5})
+    assert len(ax.lines) >= 3
+    with pytest.raises(ValueError, match="learning_coefficient"):
+        plot_learning_coefficient(wbic(idata, n_obs=N_OBS))
