@@ -1,270 +1,97 @@
-"""Tempering that tunes itself: adaptive ladder, exact prior rung, MALA explorer."""
+"""pymc_tempering.adaptation: ExchangeMC's tuning rules as pure functions, with hand-derived
+numbers. (The sampler-level tuning tests are in tests/step_methods/test_exchange_tuning.py.)"""
 
-import arviz as az
-import matplotlib.pyplot as plt
 import numpy as np
-import pymc as pm
 import pytest
-from conftest import SAMPLE_KWARGS
-from scipy import stats
-from test_exchange import (
-    B_PRIOR,
-    bimodal_model,
-    exact_tempered_moments,
-    mode_weight_check,
-    seed_lecture_model,
-)
 
-import pymc_tempering as pmt
-import pymc_tempering.kernels.mala_rungs as mala_module
+from pymc_tempering import adaptation as ad
+from pymc_tempering.kernels.moments import moments_init, welford_update
+from pymc_tempering.ladder import geometric_ladder
 
 
-def rung_loglik_check(idata):
-    """Per-rung |mean loglik - exact| / MCSE for the seed-lecture model (max over rungs)."""
-    ds = pmt.tempering_dataset(idata)
-    z = []
-    for rung, beta in enumerate(ds.beta.values):
-        trace = ds.rung_loglik.sel(rung=rung)
-        est, mcse = float(trace.mean()), float(az.mcse(trace, method="mean"))
-        z.append(abs(est - exact_tempered_moments(beta)[2]) / mcse)
-    return max(z)
+def test_robbins_monro_step_by_hand():
+    tuning = ad.init_scale_tuning(3, 2, np.log(0.5))
+    # sweep 3 with the gain restarted at 0: gain = 4 ** -0.6
+    out = ad.tune_scales(tuning, 3, np.array([0.9, 0.2, 0.3]), np.zeros((3, 2)), 0.3, 1000, True)
+    gain = 4**-0.6
+    # rung 0 draws exactly (exact_first): its scale stays; the others move by gain * (a - 0.3)
+    np.testing.assert_allclose(out.log_scaling, np.log(0.5) + gain * np.array([0, -0.1, 0]))
+    assert out.moments.count == 1 and out.window_end == 50
+    assert out.param_scale is tuning.param_scale  # not a window's end: untouched
+    assert tuning.moments.count == 0  # the input is not modified
 
 
-# -- exact prior rung ----------------------------------------------------------------------------
-def _rung0_draws(step, model, n):
-    step.setup_chain(np.random.default_rng(7), tune=0, draws=n)
-    step.tune = False
-    point = model.initial_point()
-    draws = []
-    for _ in range(n):
-        point, _ = step.step(point)
-        draws.append(step.replicas[0, 0])
-    return np.array(draws)
+def test_window_end_sets_the_shrunk_scale_and_restarts():
+    x = np.array([[[0.0, 10.0]], [[2.0, 10.0]], [[4.0, 10.0]]])  # one rung, 2 params, 3 sweeps
+    tuning = ad.init_scale_tuning(1, 2, 0.0)._replace(window_end=3, window_len=3)
+    for sweep, row in enumerate(x):
+        tuning = ad.tune_scales(tuning, sweep, np.array([0.5]), row, 0.5, 100, False)
+    # variances 4 and 0 over n = 3, shrunk towards 1e-6 with weight 5 / 8
+    expected = np.sqrt([[3 / 8 * 4 + 5 / 8 * 1e-6, 5 / 8 * 1e-6]])
+    np.testing.assert_allclose(tuning.param_scale, expected)
+    np.testing.assert_allclose(tuning.log_scaling, np.log(2.38 / np.sqrt(2)))
+    assert (tuning.window_end, tuning.window_len, tuning.gain_start) == (9, 6, 3)
+    assert tuning.moments.count == 0
 
 
-def test_prior_rung_draws_have_the_prior_law():
-    with seed_lecture_model() as model:
-        step = pmt.ExchangeMC(n_rungs=6)
-    assert step.prior_rung
-    draws = _rung0_draws(step, model, 3000)
-    # the prior rung holds an independent prior draw after every sweep unless a swap moved a
-    # tempered replica down; either way its law is the prior N(0, b^2)
-    assert stats.kstest(draws, stats.norm(0, B_PRIOR).cdf).pvalue > 1e-3
+def test_no_window_ends_after_80_percent_of_tuning():
+    tuning = ad.init_scale_tuning(1, 1, 0.0)  # first window ends at sweep 50
+    for sweep in range(50):
+        tuning = ad.tune_scales(
+            tuning, sweep, np.array([0.5]), np.ones((1, 1)) * sweep, 0.5, 60, False
+        )  # 50 > 0.8 * 60
+    assert tuning.window_end == 50 and tuning.moments.count == 50
+    np.testing.assert_array_equal(tuning.param_scale, 1.0)
 
 
-def test_wrong_prior_sampler_fails_the_prior_rung_test():
-    with seed_lecture_model() as model:
-        step = pmt.ExchangeMC(n_rungs=6)
-    true_sampler = step.density.sample_prior
-    step.density.sample_prior = lambda n, rng: 1.3 * true_sampler(n, rng)
-    draws = _rung0_draws(step, model, 3000)
-    assert stats.kstest(draws, stats.norm(0, B_PRIOR).cdf).pvalue < 1e-3
+def test_ladder_round_accumulates_and_ends():
+    rnd = ad.init_ladder_round(4, 6400)  # first round: max(32, 6400 / 64) = 100 sweeps
+    assert (rnd.end, rnd.length) == (100, 100)
+    rnd = ad.accumulate_swaps(
+        rnd, np.array([0, 2]), np.array([0.25, 1.0]), np.array([-np.inf, -3.0, -2.0, -1.0])
+    )
+    rnd = ad.accumulate_swaps(rnd, np.array([1]), np.array([0.5]), np.array([-4, -3, -2, -1.0]))
+    np.testing.assert_array_equal(rnd.rejection, [0.75, 0.5, 0.0])
+    np.testing.assert_array_equal(rnd.count, [1, 1, 1])
+    assert np.isnan(rnd.loglik.mean[0])  # -inf at beta = 0 is left out as NaN
+    nxt = ad.next_ladder_round(rnd, 5, 6400)
+    assert (nxt.end, nxt.length, nxt.rejection.size) == (300, 200, 4)
+    ends = [nxt.end]
+    while np.isfinite(ends[-1]):
+        nxt = ad.next_ladder_round(nxt, 5, 6400)
+        ends.append(nxt.end)
+    # doubling lengths; 3100 + 3200 = 6300 would end after 80% of 6400 sweeps: no such round
+    assert ends == [300, 700, 1500, 3100, np.inf]
 
 
-def test_prior_rung_decorrelates_the_lowest_rung():
-    """With exact prior draws the beta = 0 rung's log-likelihood is nearly independent draw to
-    draw; a random walk there is not. (Whether this raises round trips depends on the target:
-    see benchmarks/bench_ladder.py.)"""
-    ess = {}
-    for prior_rung in (False, True):
-        with bimodal_model():
-            idata = pm.sample(
-                draws=3000, tune=500, chains=2, cores=1, random_seed=4,
-                step=pmt.ExchangeMC(n_rungs=16, prior_rung=prior_rung), **SAMPLE_KWARGS,
-            )  # fmt: skip
-        rung0 = pmt.tempering_dataset(idata).rung_loglik.sel(rung=0)
-        ess[prior_rung] = float(az.ess(rung0))
-    # 2 chains x 3000 draws: exact draws give about one effective draw per draw, the random walk
-    # about half (over 20 seeds: ESS >= 0.92 N and ratio >= 1.65; at 1000 draws the ratio's 5%
-    # quantile was 1.63, too close to the bound)
-    assert ess[True] > 4800 and ess[True] > 1.5 * ess[False], ess
+def test_ladder_update_equalises_rejection_and_reports_the_barrier():
+    betas = geometric_ladder(5)
+    rnd = ad.init_ladder_round(5, 1000)._replace(
+        rejection=np.array([0.8, 0.2, 0.2, 0.0]) * 10, count=np.full(4, 10.0)
+    )
+    update = ad.ladder_update(betas, rnd, "swap", None)
+    assert update.barrier == pytest.approx(1.2)
+    assert update.betas.size == 5 and update.betas[0] == 0 and update.betas[-1] == 1
+    # the pair that rejected most gets the rungs: the new second rung lies inside (0, 1/8)
+    assert 0 < update.betas[1] < betas[1]
+    resized = ad.ladder_update(betas, rnd, "swap", max_rungs=64)
+    assert resized.betas.size == max(3, update.n_rungs_suggested)
 
 
-def test_prior_rung_raises_round_trips_where_the_beta0_random_walk_is_slow():
-    """10 group means under an exchangeable prior with correlation 0.98: its long axis is ~500x
-    its short one, which the per-coordinate random walk at beta = 0 crawls along while swaps
-    with rung 1 fail; exact prior draws remove that stall (benchmarks/bench_ladder.py, table 3).
-    Over seeds 1-8: 110-131 round trips with the prior rung, 0-35 without."""
-    cov = 0.02 * np.eye(10) + 0.98
-    y = 1.0 + np.random.default_rng(0).normal(size=(5, 10))
-    trips = {}
-    for prior_rung in (False, True):
-        with pm.Model():
-            theta = pm.MvNormal("theta", np.zeros(10), cov=cov)
-            pm.Normal("y", theta, 1.0, observed=y)
-            idata = pm.sample(
-                draws=2000, tune=1000, chains=1, random_seed=6,
-                step=pmt.ExchangeMC(n_rungs=8, prior_rung=prior_rung), **SAMPLE_KWARGS,
-            )  # fmt: skip
-        trips[prior_rung] = int(idata.sample_stats.round_trips.values[0, -1])
-    assert trips[True] > 80 and trips[True] > 2 * trips[False], trips
+def test_evidence_objective_uses_the_loglik_spread():
+    betas = np.array([0.0, 0.01, 0.1, 0.5, 1.0])
+    moments = moments_init(5)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        moments = welford_update(moments, rng.normal(size=5) * [np.nan, 50, 10, 2, 1])
+    rnd = ad.init_ladder_round(5, 1000)._replace(loglik=moments, count=np.ones(4))
+    new = ad.ladder_update(betas, rnd, "evidence", None).betas
+    assert new[0] == 0 and new[1] == 0.01 and new[-1] == 1  # the lowest positive rung stays
 
 
-def test_prior_rung_needs_a_forward_sampler():
-    with pm.Model():
-        mu = pm.Normal("mu", 0, 1)
-        pm.Normal("x", mu, 1, observed=[0.3])
-        with pytest.raises(ValueError, match="prior_rung"):
-            pmt.ExchangeMC(betas=[0.1, 1.0], prior_rung=True)
-
-
-# -- MALA explorer -------------------------------------------------------------------------------
-def _sample_lecture(**step_kwargs):
-    with seed_lecture_model():
-        return pm.sample(
-            draws=1500, tune=1000, chains=2, cores=1, random_seed=8,
-            step=pmt.ExchangeMC(n_rungs=10, ladder="power", **step_kwargs), **SAMPLE_KWARGS,
-        )  # fmt: skip
-
-
-def test_mala_explorer_samples_every_rung_exactly():
-    idata = _sample_lecture(explorer="mala")
-    assert rung_loglik_check(idata) < 4
-    accept = float(idata.sample_stats.rung_accept.mean())
-    assert 0.45 < accept < 0.7, accept
-
-
-def test_mala_explorer_without_hastings_term_fails(monkeypatch):
-    monkeypatch.setattr(mala_module, "mala_log_q", lambda *args: 0.0)
-    idata = _sample_lecture(explorer="mala")
-    assert rung_loglik_check(idata) > 4
-
-
-def test_mala_explorer_on_the_bimodal_target():
-    with bimodal_model():
-        idata = pm.sample(
-            draws=1500, tune=1000, chains=4, cores=1, random_seed=11,
-            step=pmt.ExchangeMC(n_rungs=32, explorer="mala"), **SAMPLE_KWARGS,
-        )  # fmt: skip
-    ok, info = mode_weight_check(idata)
-    assert ok, info
-
-
-# -- adaptive ladder -----------------------------------------------------------------------------
-def test_adaptive_ladder_equalises_swap_rejection():
-    # 6000 draws: at 1500 the mode weight's ESS ranged 18-418 over seeds and its MCSE was too
-    # noisy for a 4-MCSE check (z sd 1.46 over 60 seeds); at 6000, z sd 1.02 over 30 seeds
-    with bimodal_model():
-        idata = pm.sample(
-            draws=6000, tune=3000, chains=1, random_seed=3,
-            step=pmt.ExchangeMC(n_rungs=12, ladder="adaptive"), **SAMPLE_KWARGS,
-        )  # fmt: skip
-    ds = pmt.tempering_dataset(idata)  # raises if the ladder moved after tuning
-    rejection = 1 - ds.swap_accept.mean(("chain", "draw")).values
-    assert np.ptp(rejection) < 0.1, rejection  # within +-0.05 of each other
-    geometric = pmt.geometric_ladder(12)
-    assert not np.allclose(ds.beta.values, geometric)
-    ok, info = mode_weight_check_single(idata)
-    assert ok, info
-
-
-def mode_weight_check_single(idata):
-    """One-chain version of the bimodal check (no R-hat)."""
-    x = idata.posterior["x"]
-    lower = (x.sel(x_dim_0=0) < 0).astype(float)
-    est, mcse = float(lower.mean()), float(az.mcse(lower, method="mean"))
-    return abs(est - 0.3) < 4 * mcse, {"weight": est, "mcse": mcse}
-
-
-def test_evidence_objective_equalises_thermodynamic_length():
-    with seed_lecture_model():
-        step = pmt.ExchangeMC(n_rungs=10, ladder="adaptive", ladder_objective="evidence")
-        idata = pm.sample(
-            draws=1000, tune=3000, chains=1, random_seed=2, step=step, **SAMPLE_KWARGS
-        )
-    ds = pmt.tempering_dataset(idata)
-    betas = ds.beta.values
-    assert betas[1] == pmt.geometric_ladder(10)[1]  # the lowest positive rung stays
-    # equal thermodynamic length in log beta over [betas[1], 1]
-    length = betas * ds.rung_loglik.std(("chain", "draw")).values
-    length = 0.5 * (length[2:] + length[1:-1]) * np.diff(np.log(betas[1:]))
-    assert length.max() / length.min() < 2.0, length
-    assert rung_loglik_check(idata) < 4
-    assert step.n_rungs_suggested >= 2 and np.isfinite(step.barrier)
-
-
-def test_bad_adaptation_arguments():
-    with seed_lecture_model():
-        with pytest.raises(ValueError, match="explorer"):
-            pmt.ExchangeMC(explorer="hmc")
-        with pytest.raises(ValueError, match="ladder_objective"):
-            pmt.ExchangeMC(ladder="adaptive", ladder_objective="speed")
-
-
-def test_block_prior_sampler_matches_the_per_draw_sampler():
-    """The batched prior (one compiled call per 64 draws) has the same law in value space."""
-    with pm.Model():
-        s = pm.HalfNormal("s", 2, shape=2)
-        u = pm.Uniform("u", -1, 3)
-        pm.Normal("y", s.sum() + u, 1, observed=[0.1])
-        step = pmt.ExchangeMC(n_rungs=4)
-    density = step.density
-    assert density.prior_block is not None
-    block = density.sample_prior(4000, np.random.default_rng(1))
-    density_one = type(density)(**{**density.__dict__, "prior_block": None})
-    one = density_one.sample_prior(4000, np.random.default_rng(2))
-    for j in range(3):
-        assert stats.ks_2samp(block[:, j], one[:, j]).pvalue > 1e-3, j
-    # and against the exact law: log of a HalfNormal(2) draw
-    exact = stats.halfnorm(scale=2)
-    assert stats.kstest(np.exp(block[:, 0]), exact.cdf).pvalue > 1e-3
-
-
-def test_hierarchical_prior_falls_back_to_per_draw_sampling():
-    with pm.Model():
-        s = pm.HalfNormal("s", 2)
-        m = pm.Normal("m", 0, s)
-        pm.Normal("y", m, 1, observed=[0.1])
-        step = pmt.ExchangeMC(n_rungs=4)
-    assert step.density.prior_block is None and step.density.can_sample_prior()
-    draws = step.density.sample_prior(3000, np.random.default_rng(0))
-    # m | s ~ N(0, s^2), s ~ HalfNormal(2): E[m^2] = E[s^2] = 4
-    assert abs(np.mean(draws[:, 1] ** 2) - 4.0) < 4 * np.std(draws[:, 1] ** 2) / np.sqrt(3000)
-
-
-def test_per_chain_adaptive_ladders_give_one_pooled_evidence():
-    """Each chain tunes its own ladder; evidence and diagnostics work chain by chain."""
-    from test_exchange import X_SEED_LECTURE
-
-    exact = pmt.exact.lecture_log_evidence(X_SEED_LECTURE, b=B_PRIOR)
-    with seed_lecture_model():
-        idata = pm.sample(
-            draws=1500, tune=2000, chains=2, cores=1, random_seed=6,
-            step=pmt.ExchangeMC(n_rungs=16, ladder="adaptive", ladder_objective="evidence"),
-            **SAMPLE_KWARGS,
-        )  # fmt: skip
-    ds = pmt.tempering_dataset(idata)
-    assert ds["beta"].dims == ("chain", "rung")
-    for estimator in (pmt.thermodynamic_integration, pmt.stepping_stone):
-        res = estimator(idata)
-        assert res.attrs["per_chain_ladders"]
-        err = float(res.log_marginal_likelihood) - exact
-        assert abs(err) < 4 * float(res.mcse), (estimator.__name__, err, float(res.mcse))
-    summary = pmt.tempering_summary(idata)
-    assert summary["global_barrier"].dims == ("chain",)
-    fig, ax = pmt.plot_swap_rates(idata)  # per-chain ladders: one bar set and barrier per chain
-    assert [bars.get_label() for bars in ax.containers] == ["chain 0", "chain 1"]
-    plt.close(fig)
-
-
-def test_tuning_can_shrink_the_number_of_rungs():
-    """adapt_n_rungs: each chain settles on the barrier's suggestion; padded stats keep the
-    DataTree rectangular even when chains settle on different counts."""
-    # 4000 draws: on the 6 rungs it settles on, 1000 draws give ESS ~25-150 for the mode
-    # weight and the R-hat/ESS part of the check failed for 5 of 8 seeds; 4000 passed all 8
-    with bimodal_model():
-        idata = pm.sample(
-            draws=4000, tune=3000, chains=2, cores=1, random_seed=3,
-            step=pmt.ExchangeMC(n_rungs=32, ladder="adaptive", adapt_n_rungs=True),
-            **SAMPLE_KWARGS,
-        )  # fmt: skip
-    ds = pmt.tempering_dataset(idata)
-    n_used = np.isfinite(np.atleast_2d(ds["beta"].values)).sum(axis=-1)
-    assert (n_used < 16).all() and (n_used >= 3).all(), n_used
-    barrier = pmt.global_barrier(idata)
-    assert np.all(np.abs(n_used - np.atleast_1d(barrier["suggested_n_rungs"].values)) <= 1)
-    ok, info = mode_weight_check(idata)
-    assert ok, info
-    with pytest.raises(ValueError, match="adapt_n_rungs"):
-        with bimodal_model():
-            pmt.ExchangeMC(adapt_n_rungs=True)
+def test_nearest_rungs_never_copy_a_zero_likelihood_prior_draw_upwards():
+    old = np.array([0.0, 0.1, 1.0])
+    new = np.array([0.0, 0.01, 0.05, 0.2, 1.0])
+    np.testing.assert_array_equal(ad.nearest_rungs(new, old), [0, 1, 1, 1, 2])
+    shifted = ad.nearest_rungs(np.array([0.05, 0.5, 1.0]), np.array([0.01, 0.4, 1.0]))
+    np.testing.assert_array_equal(shifted, [0, 1, 2])  # no beta = 0 rung: nearest, ends fixed

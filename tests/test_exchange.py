@@ -5,52 +5,17 @@ import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
-from conftest import SAMPLE_KWARGS
+from conftest import (
+    SAMPLE_KWARGS,
+    X_SEED_LECTURE,
+    bimodal_model,
+    exact_tempered_moments,
+    mode_weight_check,
+    sample_bimodal,
+    seed_lecture_model,
+)
 
 import pymc_tempering as pmt
-import pymc_tempering.swap as swap_module
-
-WEIGHTS = pmt.exact.TWO_MODE_WEIGHTS
-MODES = np.array(pmt.exact.TWO_MODE_MEANS)  # 10 sd apart along each axis
-
-
-def bimodal_model():
-    """2-D mixture 0.3 N((-5,-5), I) + 0.7 N((5,5), I) as the likelihood, wide N(0, 20^2) prior
-    (:func:`pymc_tempering.exact.two_mode_model`): the posterior weights stay 0.3 / 0.7."""
-    return pmt.exact.two_mode_model()
-
-
-def mode_weight_check(idata):
-    """Weight of the (-5,-5) mode at beta = 1: estimate, MCSE, R-hat, and whether it passes.
-
-    Pass means: chains agree (R-hat < 1.05, ESS > 100) and |weight - 0.3| < 4 MCSE, and every
-    draw sits within 6 sd of a mode (P(|z| > 6) = exp(-18) per draw in 2-D, so ~1e-4 over the
-    6,000 draws; a sampler that records junk from the sd-20 prior fails here).
-    """
-    x = idata.posterior["x"]
-    lower = (x.sel(x_dim_0=0) < 0).astype(float)
-    est = float(lower.mean())
-    mcse = float(az.mcse(lower, method="mean"))
-    rhat = float(az.rhat(lower))
-    ess = float(az.ess(lower))
-    dist = np.minimum(
-        np.linalg.norm(x.values - MODES[0], axis=-1), np.linalg.norm(x.values - MODES[1], axis=-1)
-    )
-    ok = rhat < 1.05 and ess > 100 and abs(est - WEIGHTS[0]) < 4 * mcse and dist.max() < 6
-    return ok, {"weight": est, "mcse": mcse, "rhat": rhat, "ess": ess, "max_dist": dist.max()}
-
-
-def sample_bimodal(step_factory, seed=11, draws=1500, tune=1000):
-    with bimodal_model():
-        return pm.sample(
-            draws=draws,
-            tune=tune,
-            chains=4,
-            cores=1,
-            step=step_factory(),
-            random_seed=seed,
-            **SAMPLE_KWARGS,
-        )
 
 
 def test_bimodal_weights_recovered_by_exchange_mc():
@@ -63,42 +28,7 @@ def test_bimodal_defeats_metropolis():
     assert not ok, info
 
 
-def test_sign_flipped_swap_rule_fails_the_bimodal_test(monkeypatch):
-    """The rule as misprinted in the issue, exp((b_{l+1}-b_l)(ll_{l+1}-ll_l)), must fail."""
-
-    def flipped(betas, loglik, lower):
-        return -swap_module.__dict__["_true_log_swap_ratio"](betas, loglik, lower)
-
-    monkeypatch.setitem(swap_module.__dict__, "_true_log_swap_ratio", swap_module.log_swap_ratio)
-    monkeypatch.setattr(swap_module, "log_swap_ratio", flipped)
-    # the planted bug lives in the NumPy kernels; the compiled sweep is tested bit-identical
-    # to them (test_compiled_sweep_equals_the_numpy_kernels)
-    monkeypatch.setattr(pmt.ExchangeMC, "_fused_sweep", pmt.ExchangeMC._numpy_sweep)
-    ok, info = mode_weight_check(sample_bimodal(lambda: pmt.ExchangeMC(n_rungs=32)))
-    assert not ok, info
-
-
 # -- every rung samples its own tempered target --------------------------------------------------
-X_SEED_LECTURE = np.random.default_rng(2024).normal(0.5, 1.0, size=20)
-B_PRIOR = 1.5
-
-
-def seed_lecture_model(x=X_SEED_LECTURE, b=B_PRIOR):
-    with pm.Model() as model:
-        mu = pm.Normal("mu", 0, b)
-        pm.Normal("x", mu, 1, observed=x)
-    return model
-
-
-def exact_tempered_moments(beta, x=X_SEED_LECTURE, b=B_PRIOR):
-    """Tempered posterior N(m, v) of mu and E_beta[loglik] for x_i ~ N(mu, 1), mu ~ N(0, b^2)."""
-    n = x.size
-    v = 1.0 / (beta * n + b**-2)
-    m = v * beta * x.sum()
-    e_loglik = -0.5 * n * np.log(2 * np.pi) - 0.5 * (np.sum((x - m) ** 2) + n * v)
-    return m, v, e_loglik
-
-
 @pytest.mark.parametrize("swap_scheme", ["deo", "seo"])
 def test_every_rung_has_the_exact_mean_loglik(swap_scheme):
     with seed_lecture_model():
@@ -210,29 +140,6 @@ def test_same_seed_same_trace_with_one_and_two_cores():
         a.sample_stats.rung_loglik.values, b.sample_stats.rung_loglik.values
     )
     assert not np.array_equal(a.posterior["x"].values, c.posterior["x"].values)
-
-
-@pytest.mark.parametrize("tuning", [True, False])
-def test_sampling_state_restores_a_step_bit_for_bit(tuning):
-    with seed_lecture_model() as model:
-        step = pmt.ExchangeMC(n_rungs=5)
-        point = model.initial_point()
-    step.setup_chain(np.random.default_rng(0), tune=10, draws=10)
-    for _ in range(5):
-        point, _ = step.step(point)
-    if not tuning:
-        step.stop_tuning()
-    state = step.sampling_state
-    p1, s1 = step.step(point)
-    # run a different state in between (other proposal scales), then restore the first
-    other = step.sampling_state
-    other.log_scaling = other.log_scaling + 0.5
-    step.sampling_state = other
-    step.step(point)
-    step.sampling_state = state
-    p2, s2 = step.step(point)
-    np.testing.assert_array_equal(p1["mu"], p2["mu"])
-    np.testing.assert_array_equal(s1[0]["rung_loglik"], s2[0]["rung_loglik"])
 
 
 def test_invalid_proposals_are_rejected_never_recorded():
@@ -407,45 +314,3 @@ def _scalar_op_counts(fn):
 
     walk(fn.maker.fgraph.apply_nodes)
     return counts
-
-
-@pytest.mark.parametrize(
-    "kwargs",
-    [{"prior_rung": p, "swap_scheme": s} for p in (False, True) for s in ("deo", "seo", "random")]
-    + [{"sweeps_per_draw": 3, "ladder": "adaptive", "adapt_n_rungs": True}],
-)
-def test_compiled_sweep_equals_the_numpy_kernels(kwargs):
-    """The fused (numba) random-walk sweep gives the same trace and stats as the pure NumPy
-    kernels, also while tuning resizes the ladder between and within draws."""
-    traces = []
-    for fused in (True, False):
-        with bimodal_model():
-            step = pmt.ExchangeMC(n_rungs=8, **kwargs)
-            step.fused = fused
-            idata = pm.sample(
-                draws=150, tune=150, chains=1, random_seed=9, step=step, **SAMPLE_KWARGS
-            )
-        traces.append(idata)
-    fused, plain = traces
-    np.testing.assert_array_equal(fused.posterior["x"].values, plain.posterior["x"].values)
-    for name in plain.sample_stats.data_vars:
-        np.testing.assert_array_equal(
-            np.asarray(fused.sample_stats[name].values, dtype=float),
-            np.asarray(plain.sample_stats[name].values, dtype=float),
-            err_msg=name,
-        )
-
-
-def test_cached_proposal_scale_follows_a_restored_state():
-    with seed_lecture_model() as model:
-        step = pmt.ExchangeMC(n_rungs=5)
-        point = model.initial_point()
-    step.setup_chain(np.random.default_rng(0), tune=0, draws=10)
-    step.stop_tuning()
-    point, _ = step.step(point)
-    state = step.sampling_state
-    state.log_scaling = state.log_scaling + 0.5
-    state.param_scale = state.param_scale * 2.0
-    step.sampling_state = state
-    expected = np.exp(step.log_scaling)[:, None] * step.param_scale
-    np.testing.assert_array_equal(step._step_scale(), expected)

@@ -1,83 +1,107 @@
-"""The random-walk sweep's bookkeeping in one compiled call.
+"""One replica-exchange sweep's decisions in one compiled call: accept or reject every rung's
+proposal, swap neighbouring pairs, record round trips.
 
-The same maths as :func:`pymc_tempering.kernels.rwm.metropolis_accept` (with its
-:func:`~pymc_tempering.kernels.rwm.admissible` states and ``0 * loglik = 0`` at ``beta = 0``),
-:func:`pymc_tempering.swap.propose_swaps` and ExchangeMC's round-trip counter, done in place
-by a numba-compiled loop (numba is already a dependency of PyTensor 3). On small models the
-NumPy versions spend most of a sweep in about twenty small array operations; this does the same
-work in one call. It takes its random numbers from the caller, the same ones the NumPy path
-uses, and leaves ``exp`` of the log acceptance ratios to NumPy (numba's may differ in the last
-bit, and tuning feeds on the probabilities), so both paths give identical traces (tested).
+Every ExchangeMC explorer (random walk, MALA) builds a :class:`Proposal` for all rungs with one
+batched density call, then hands it here with the sweep's random numbers (:class:`SweepDraws`).
+The rules themselves live in :mod:`pymc_tempering.kernels.rules`, once. The loop updates the
+:class:`Replicas` record in place; on small models this replaces about twenty small NumPy
+operations per sweep. ``exp`` of the log ratios is left to NumPy by the caller (numba's may
+differ in the last bit, and tuning feeds on the probabilities).
 """
+
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
-__all__ = ["finish_rwm_sweep"]
+from pymc_tempering.kernels.rules import log_accept_ratio, log_swap_ratio, update_round_trips
 
-_BOTTOM, _TOP = 0, 1
+__all__ = ["Replicas", "Proposal", "SweepDraws", "finish_sweep", "sweep_kernel"]
+
+# rows of a sweep's record: per rung the log acceptance ratio then whether it accepted (1 / 0);
+# per neighbouring pair (first n_rungs - 1 columns) the log swap ratio then whether it swapped
+ACCEPT, SWAP, ACCEPTED, SWAPPED = 0, 1, 2, 3
+
+
+class Replicas(NamedTuple):
+    """The replicas on the ladder, row ``l`` on rung ``l``; updated in place by a sweep."""
+
+    x: np.ndarray  # (n_rungs, n_params)
+    aux: np.ndarray  # (n_rungs, k): values that travel with a replica (MALA's gradients; k = 0)
+    logprior: np.ndarray  # (n_rungs,)
+    loglik: np.ndarray  # (n_rungs,)
+    rung_replica: np.ndarray  # (n_rungs,) int: id of the replica on each rung
+
+
+class Proposal(NamedTuple):
+    """One proposed move per rung and its densities."""
+
+    x: np.ndarray
+    aux: np.ndarray
+    logprior: np.ndarray
+    loglik: np.ndarray
+    log_q_ratio: np.ndarray  # log q(x | x') - log q(x' | x) per rung, 0 for the random walk
+    exact_first: bool  # rung 0's proposal is an independent prior draw (beta_0 = 0)
+
+
+class SweepDraws(NamedTuple):
+    """The random numbers that decide a sweep."""
+
+    log_u_accept: np.ndarray  # (n_rungs,) log U(0, 1)
+    lower: np.ndarray  # int: lower rung of each pair proposed for swapping (disjoint pairs)
+    log_u_swap: np.ndarray  # (n_rungs - 1,) log U(0, 1), read at the proposed pairs
 
 
 @numba.njit(cache=True, nogil=True)
-def finish_rwm_sweep(x, logprior, loglik, proposal, prop_logprior, prop_loglik, betas,
-                     log_u_accept, exact_first, lower, log_u_swap, rung_replica, last_end,
-                     record):  # fmt: skip
-    """Accept/reject every rung's proposal, then swap the pairs ``lower``; all in place.
+def _swap_rows(a, i):
+    for j in range(a.shape[1]):
+        a[i, j], a[i + 1, j] = a[i + 1, j], a[i, j]
 
-    ``x``, ``logprior``, ``loglik``, ``rung_replica`` and ``last_end`` are updated in place.
-    ``log_u_accept`` holds one log-uniform per rung, ``log_u_swap`` one per neighbouring pair
-    (indexed by the pair's lower rung). ``exact_first`` accepts rung 0's proposal whenever
-    admissible (an exact prior draw). ``record`` (4, n_rungs) gets, in rows 0 and 2, each rung's
-    log acceptance ratio and whether it accepted (1.0 / 0.0), and in rows 1 and 3 (first
-    n_rungs - 1 columns) each pair's log swap ratio and whether it swapped, NaN for pairs not
-    proposed. Returns the number of round trips completed.
+
+def finish_sweep(replicas: Replicas, proposal: Proposal, draws: SweepDraws, betas, last_end,
+                 record) -> int:  # fmt: skip
+    """Accept/reject every rung's proposal, swap the pairs ``draws.lower``, count round trips.
+
+    ``replicas`` and ``last_end`` (the round-trip recorder, per replica id) are updated in
+    place. ``record`` (4, n_rungs) gets rows ``ACCEPT`` / ``ACCEPTED`` per rung and ``SWAP`` /
+    ``SWAPPED`` per pair (NaN for pairs not proposed), as log ratios and 1.0 / 0.0. Returns the
+    number of round trips completed. (The records are unpacked into arrays here: numba types
+    a named tuple argument on every call, which costs more than the sweep.)
     """
-    n_rungs, n_params = x.shape
+    return sweep_kernel(*replicas, *proposal, *draws, betas, last_end, record)
+
+
+@numba.njit(cache=True, nogil=True)
+def sweep_kernel(x, aux, logprior, loglik, rung_replica, prop_x, prop_aux, prop_logprior,
+                 prop_loglik, log_q_ratio, exact_first, log_u_accept, lower, log_u_swap, betas,
+                 last_end, record):  # fmt: skip
+    """:func:`finish_sweep` on the records' fields, in their order."""
+    n_rungs = x.shape[0]
     for rung in range(n_rungs):
-        ratio = -np.inf
-        prior_rung = betas[rung] == 0.0  # lik ** 0 = 1: loglik = -inf is admissible there
-        ok_lik = np.isfinite(prop_loglik[rung]) or (prior_rung and prop_loglik[rung] == -np.inf)
-        if np.isfinite(prop_logprior[rung]) and ok_lik:
-            if rung == 0 and exact_first:
-                ratio = 0.0
-            else:
-                ratio = prop_logprior[rung] - logprior[rung]
-                if not prior_rung:
-                    ratio += betas[rung] * (prop_loglik[rung] - loglik[rung])
-                if np.isnan(ratio):
-                    ratio = -np.inf
-        record[0, rung] = ratio
+        ratio = log_accept_ratio(
+            betas[rung], logprior[rung], loglik[rung], prop_logprior[rung], prop_loglik[rung],
+            log_q_ratio[rung], rung == 0 and exact_first,
+        )  # fmt: skip
+        record[ACCEPT, rung] = ratio
         accepted = log_u_accept[rung] < ratio
-        record[2, rung] = 1.0 if accepted else 0.0
+        record[ACCEPTED, rung] = 1.0 if accepted else 0.0
         if accepted:
-            for j in range(n_params):
-                x[rung, j] = proposal[rung, j]
+            x[rung, :] = prop_x[rung, :]
+            aux[rung, :] = prop_aux[rung, :]
             logprior[rung] = prop_logprior[rung]
             loglik[rung] = prop_loglik[rung]
-
-    record[1, :] = np.nan
-    record[3, :] = np.nan
+    record[SWAP, :] = np.nan
+    record[SWAPPED, :] = np.nan
     for k in range(lower.size):
         i = lower[k]
-        gap = loglik[i] - loglik[i + 1]
-        ratio = (betas[i + 1] - betas[i]) * gap
-        if np.isnan(ratio):
-            ratio = -np.inf
-        record[1, i] = ratio
+        ratio = log_swap_ratio(betas[i], betas[i + 1], loglik[i], loglik[i + 1])
+        record[SWAP, i] = ratio
         swapped = log_u_swap[i] < ratio
-        record[3, i] = 1.0 if swapped else 0.0
+        record[SWAPPED, i] = 1.0 if swapped else 0.0
         if swapped:
-            for j in range(n_params):
-                x[i, j], x[i + 1, j] = x[i + 1, j], x[i, j]
+            _swap_rows(x, i)
+            _swap_rows(aux, i)
             logprior[i], logprior[i + 1] = logprior[i + 1], logprior[i]
             loglik[i], loglik[i + 1] = loglik[i + 1], loglik[i]
             rung_replica[i], rung_replica[i + 1] = rung_replica[i + 1], rung_replica[i]
-
-    trips = 0
-    bottom, top = rung_replica[0], rung_replica[n_rungs - 1]
-    if last_end[bottom] == _TOP:
-        trips += 1
-    last_end[bottom] = _BOTTOM
-    if last_end[top] == _BOTTOM:
-        last_end[top] = _TOP
-    return trips
+    return update_round_trips(rung_replica, last_end)

@@ -18,7 +18,7 @@ import numpy as np
 from pymc_tempering.kernels.langevin import langevin_mean, langevin_proposal
 from pymc_tempering.kernels.rwm import metropolis_accept, tempered
 
-__all__ = ["mala_log_q", "mala_sweep"]
+__all__ = ["mala_log_q", "tempered_grad", "mala_log_q_ratio", "mala_sweep"]
 
 
 def mala_log_q(x_to, x_from, grad_from, noise, scale):
@@ -31,9 +31,25 @@ def mala_log_q(x_to, x_from, grad_from, noise, scale):
     return -0.5 * np.sum((resid / (noise[:, None] * scale)) ** 2, axis=1)
 
 
+def tempered_grad(betas, grad_prior, grad_lik):
+    """Gradient of every rung's ``logprior + beta * loglik``, (n_rungs, n_params)."""
+    return grad_prior + tempered(betas[:, None], grad_lik)
+
+
+def mala_log_q_ratio(x, proposal, grad, prop_grad, noise, scale):
+    """``log q(x | x') - log q(x' | x)`` per rung (NaN or inf where a density overflowed: the
+    accept rule rejects those)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return mala_log_q(x, proposal, prop_grad, noise, scale) - mala_log_q(
+            proposal, x, grad, noise, scale
+        )
+
+
 def mala_sweep(x, logprior, loglik, grad_prior, grad_lik, betas, noise, scale,
                density_grad: Callable, rng, exact_draw=None):  # fmt: skip
-    """One MALA move on every rung. ``density_grad(batch)`` returns
+    """One MALA move on every rung: the readable NumPy oracle of ExchangeMC's MALA explorer
+    (:class:`pymc_tempering.step_methods.explorers.Langevin`, whose accept rule runs compiled in
+    :mod:`pymc_tempering.kernels.rules`); tests compare the two. ``density_grad(batch)`` returns
     ``(logprior, loglik, grad_logprior, grad_loglik)``; gradients are ``(n_rungs, n_params)``.
 
     Returns ``x, logprior, loglik, grad_prior, grad_lik, accept_prob, accepted``.

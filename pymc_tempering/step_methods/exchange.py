@@ -1,34 +1,27 @@
-"""ExchangeMC: replica-exchange (parallel tempering) Metropolis as a PyMC step method."""
+"""ExchangeMC: replica-exchange (parallel tempering) Metropolis as a PyMC step method.
+
+PyMC glue only: the local moves are explorers (:mod:`.explorers`), the accept / swap /
+round-trip rules one compiled kernel (:mod:`pymc_tempering.kernels.fused`), tuning pure
+functions (:mod:`pymc_tempering.adaptation`) and the sampling state typed records
+(:mod:`.exchange_state`).
+"""
 
 import math
-from dataclasses import field
-from typing import Any
 
 import numpy as np
 from pymc.blocking import RaveledVars
 from pymc.model import modelcontext
 from pymc.step_methods.arraystep import ArrayStepShared
-from pymc.step_methods.compound import Competence, StepMethodState
-from pymc.step_methods.state import dataclass_state
+from pymc.step_methods.compound import Competence
 from pymc.util import get_value_vars_from_user_vars
 from pymc.vartypes import continuous_types
 
-from pymc_tempering.kernels.fused import finish_rwm_sweep
-from pymc_tempering.kernels.mala_rungs import mala_sweep
-from pymc_tempering.kernels.rwm import (
-    RunningMoments,
-    admissible,
-    optimal_accept,
-    robbins_monro_scaling,
-    rwm_sweep,
-)
-from pymc_tempering.ladder import (
-    communication_barrier,
-    equal_rejection_ladder,
-    make_ladder,
-    suggested_n_rungs,
-    thermodynamic_length_ladder,
-)
+from pymc_tempering import adaptation
+from pymc_tempering.kernels import fused
+from pymc_tempering.kernels.fused import ACCEPT, ACCEPTED, SWAP, SWAPPED, Replicas
+from pymc_tempering.kernels.moments import moments_init
+from pymc_tempering.kernels.rwm import admissible
+from pymc_tempering.ladder import make_ladder
 from pymc_tempering.step_methods._compile import (
     PRIOR_BLOCK,
     check_all_free_continuous,
@@ -38,55 +31,19 @@ from pymc_tempering.step_methods._compile import (
     refuse_minibatch,
 )
 from pymc_tempering.step_methods._progress import progress_columns
-from pymc_tempering.swap import SWAP_SCHEMES, propose_swaps, swap_pairs
+from pymc_tempering.step_methods.exchange_state import (
+    ExchangeMCState,
+    PriorBuffer,
+    RoundTripRecorder,
+    SwapTally,
+)
+from pymc_tempering.step_methods.explorers import EXPLORERS
+from pymc_tempering.swap import SWAP_SCHEMES, swap_pairs
 
 __all__ = ["ExchangeMC"]
 
-_BOTTOM, _TOP, _NONE = 0, 1, -1
-EXPLORERS = ("rwm", "mala")
-LADDER_OBJECTIVES = ("swap", "evidence")
-MALA_TARGET_ACCEPT = 0.574
-# the random walk draws its normals and uniforms for this many sweeps at once (fewer, larger
-# generator calls), capped so that a block holds at most RANDOM_BLOCK_VALUES normals
-RANDOM_BLOCK = 32
-RANDOM_BLOCK_VALUES = 2**16
-# rows of a sweep's record (see ExchangeMC._sweep): probabilities first, so that one ufunc call
-# turns both rows of log ratios into probabilities
-ACCEPT_PROB, SWAP_PROB, ACCEPTED, SWAPPED = 0, 1, 2, 3
-
-
-@dataclass_state
-class ExchangeMCState(StepMethodState):
-    tune: bool
-    betas: np.ndarray
-    replicas: Any
-    logprior: Any
-    loglik: Any
-    rung_replica: Any
-    grad_prior: Any
-    grad_lik: Any
-    prior_buffer: Any
-    prior_pos: int
-    random_noise: Any
-    random_log_u: Any
-    random_pos: int
-    log_scaling: np.ndarray
-    param_scale: np.ndarray
-    sweep: int
-    tune_sweeps: int
-    moments: Any
-    window_end: int
-    window_len: int
-    gain_start: int
-    last_end: np.ndarray
-    round_trips: int
-    swap_sum: float
-    swap_count: int
-    ladder_round: Any
-    barrier: float
-    n_rungs_suggested: int
-    sweeps_per_draw: int = field(metadata={"frozen": True})
-    swap_scheme: str = field(metadata={"frozen": True})
+LADDER_OBJECTIVES = tuple(adaptation.LADDER_OBJECTIVES)
+RUNG_STATS = ("betas", "rung_loglik", "rung_accept", "rung_scaling", "rung_replica")
 
 
 def _pad(values, length):
@@ -95,6 +52,25 @@ def _pad(values, length):
     out = np.full(length, fill, dtype=values.dtype)
     out[: values.size] = values
     return out
+
+
+def _check_choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(f"`{name}` must be one of {tuple(choices)}, got {value!r}.")
+
+
+def _check_options(swap_scheme, sweeps_per_draw, init, explorer, ladder_objective):
+    """The argument checks that need no model."""
+    _check_choice("swap_scheme", swap_scheme, SWAP_SCHEMES)
+    _check_choice("init", init, ("prior", "jitter"))
+    _check_choice("explorer", explorer, EXPLORERS)
+    _check_choice("ladder_objective", ladder_objective, LADDER_OBJECTIVES)
+    if (
+        isinstance(sweeps_per_draw, bool)
+        or not isinstance(sweeps_per_draw, int | np.integer)
+        or sweeps_per_draw < 1
+    ):
+        raise ValueError(f"`sweeps_per_draw` must be a positive integer, got {sweeps_per_draw!r}.")
 
 
 class ExchangeMC(ArrayStepShared):
@@ -291,9 +267,53 @@ class ExchangeMC(ArrayStepShared):
                 f"`ladder_objective` must be one of {LADDER_OBJECTIVES}, got {ladder_objective!r}."
             )
 
+        model = modelcontext(model)
+        if initial_point is None:
+            initial_point = model.initial_point()
+        vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
+        check_all_free_continuous(model, vars, "ExchangeMC")
+        refuse_minibatch(model, "ExchangeMC")
+        if not has_likelihood(model):
+            raise ValueError(
+                "ExchangeMC needs likelihood terms (observed variables or Potentials that depend "
+                "on the free variables): tempering a model without them does nothing. Add "
+                "`observed=` data, or sample the prior with pm.sample_prior_predictive."
+            )
+        self.betas = make_ladder(betas, n_rungs, ladder)
+        self.adaptive_ladder = ladder == "adaptive"
+        if adapt_n_rungs and not self.adaptive_ladder:
+            raise ValueError(
+                "`adapt_n_rungs=True` needs ladder='adaptive': the number of rungs is chosen "
+                "from the barrier that the adaptive rounds measure."
+            )
+        self.adapt_n_rungs = bool(adapt_n_rungs)
+        # per-rung stats keep one length for every chain: padded up to max_rungs when the
+        # number of rungs is tuned, since chains tune separately and may settle differently
+        self.max_rungs = max(2 * self.betas.size, 64) if self.adapt_n_rungs else self.betas.size
+        improper = improper_priors(model)
+        if self.betas[0] == 0 and improper:
+            raise ValueError(
+                f"The ladder starts at beta = 0, where rung 1 samples the prior, but {improper} "
+                "have improper priors (Flat/HalfFlat). Give them proper priors, or pass `betas=` "
+                "starting above 0 (the evidence then cannot be computed from this run)."
+            )
+        _check_options(swap_scheme, sweeps_per_draw, init, explorer, ladder_objective)
+        explorer_class = EXPLORERS[explorer]
         self.density = compile_tempered_density(
-            model, vars, initial_point, compile_kwargs, gradient=explorer == "mala"
+            model, vars, initial_point, compile_kwargs, gradient=explorer_class.needs_gradient
         )
+        self.explorer = explorer_class(self.density)
+        self._configure(prior_rung, target_accept, scaling)
+        self.ladder_objective = ladder_objective
+        self.swap_scheme = swap_scheme
+        self.sweeps_per_draw = int(sweeps_per_draw)
+        self.init = init if self.density.can_sample_prior() else "jitter"
+        self._initial_betas = self.betas.copy()
+        self.tune = True
+        self._reset_chain(tune_draws=0)
+        super().__init__(vars, {}, blocked=blocked, rng=rng)
+
+    def _configure(self, prior_rung, target_accept, scaling):
         n_params = self.density.n_params
         can_prior = self.betas[0] == 0 and self.density.can_sample_prior()
         if prior_rung and not can_prior:
@@ -302,12 +322,8 @@ class ExchangeMC(ArrayStepShared):
                 "can be forward-sampled; pass prior_rung=False."
             )
         self.prior_rung = can_prior if prior_rung is None else bool(prior_rung)
-        self.explorer = explorer
-        # the random walk's bookkeeping runs compiled; set False for the pure NumPy kernels
-        self.fused = explorer == "rwm"
-        self.ladder_objective = ladder_objective
         if target_accept is None:
-            target_accept = MALA_TARGET_ACCEPT if explorer == "mala" else optimal_accept(n_params)
+            target_accept = self.explorer.default_target_accept(n_params)
         if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept}.")
         if scaling is None:
@@ -315,50 +331,27 @@ class ExchangeMC(ArrayStepShared):
         if not np.isfinite(scaling) or scaling <= 0:
             raise ValueError(f"`scaling` must be a positive finite number, got {scaling}.")
         self.target_accept = float(target_accept)
-        self.swap_scheme = swap_scheme
-        self.sweeps_per_draw = int(sweeps_per_draw)
-        self.init = init if self.density.can_sample_prior() else "jitter"
-        self._initial_betas = self.betas.copy()
         self._initial_log_scaling = float(np.log(scaling))
-        self.tune = True
-        self._reset_chain(tune_draws=0)
-        super().__init__(vars, {}, blocked=blocked, rng=rng)
 
     # -- per-chain state -------------------------------------------------------------------------
     def _reset_chain(self, tune_draws: int):
         n_rungs, n_params = self._initial_betas.size, self.density.n_params
         self.betas = self._initial_betas.copy()
         self.replicas = None  # set from the start point at the first step
-        self.logprior = self.loglik = self.rung_replica = None
-        self.grad_prior = self.grad_lik = None
-        self.prior_buffer, self.prior_pos = np.empty((0, n_params)), 0
-        self.random_noise = self.random_log_u = None
-        self.random_pos = 0
-        self.log_scaling = np.full(n_rungs, self._initial_log_scaling)
-        self.param_scale = np.ones((n_rungs, n_params))
+        self.prior_draws = PriorBuffer(np.empty((0, n_params)), 0)
+        self.random = None
         self.sweep = 0
         self.tune_sweeps = tune_draws * self.sweeps_per_draw
-        self.moments = RunningMoments((n_rungs, n_params))
-        self.window_len = self.window_end = 50
-        self.gain_start = 0
-        self.last_end = np.full(n_rungs, _NONE)
-        self.round_trips = 0
-        self.swap_sum, self.swap_count = 0.0, 0
-        first = max(32, self.tune_sweeps // 64)
-        self.ladder_round = (
-            {
-                "end": first,
-                "length": first,
-                "rejection": np.zeros(n_rungs - 1),
-                "count": np.zeros(n_rungs - 1),
-                "ll": RunningMoments((n_rungs,)),
-            }
+        self.scales = adaptation.init_scale_tuning(n_rungs, n_params, self._initial_log_scaling)
+        self.ladder_tuning = (
+            adaptation.init_ladder_round(n_rungs, self.tune_sweeps)
             if self.adaptive_ladder
             else None
         )
+        self.recorder = RoundTripRecorder.empty(n_rungs)
+        self.swaps = SwapTally(0.0, 0)
         self.barrier = np.nan
         self.n_rungs_suggested = -1
-        self._step_scale_cache = None
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         super().setup_chain(rng, tune, draws)
@@ -367,18 +360,19 @@ class ExchangeMC(ArrayStepShared):
 
     def reset_tuning(self):
         """Forget all tuning: ladder, proposal scales and adaptation counters."""
-        tune_draws = self.tune_sweeps // self.sweeps_per_draw
-        names = ("replicas", "logprior", "loglik", "rung_replica", "grad_prior", "grad_lik")
-        kept = {name: getattr(self, name) for name in names}
-        self._reset_chain(tune_draws)
-        for name, value in kept.items():
-            setattr(self, name, value)
+        replicas = self.replicas
+        self._reset_chain(self.tune_sweeps // self.sweeps_per_draw)
+        self.replicas = replicas
 
     def stop_tuning(self):
         self.tune = False
-        self.round_trips = 0
-        self.last_end[:] = _NONE
-        self.swap_sum, self.swap_count = 0.0, 0
+        self.recorder = RoundTripRecorder.empty(self.betas.size)
+        self.swaps = SwapTally(0.0, 0)
+
+    @property
+    def loglik(self):
+        """Log-likelihood of the replica on each rung."""
+        return self.replicas.loglik
 
     def _init_replicas(self, q0: np.ndarray):
         n_rungs, n_params = self.betas.size, self.density.n_params
@@ -396,61 +390,16 @@ class ExchangeMC(ArrayStepShared):
             )
         bad = ~admissible(logprior, loglik, self.betas)
         x[bad], logprior[bad], loglik[bad] = q0, logprior[-1], loglik[-1]
-        self.replicas, self.logprior, self.loglik = x, logprior, loglik
-        self.rung_replica = np.arange(n_rungs)
-        if self.explorer == "mala":
-            _, _, self.grad_prior, self.grad_lik = self.density.batch_grad(x)
+        aux = self.explorer.init_aux(x)
+        self.replicas = Replicas(x, aux, logprior, loglik, np.arange(n_rungs))
 
     def _prior_draw(self):
         """One independent prior draw, from a buffer refilled in blocks (part of the state)."""
-        if self.prior_pos >= len(self.prior_buffer):
-            self.prior_buffer = self.density.sample_prior(PRIOR_BLOCK, self.rng)
-            self.prior_pos = 0
-        self.prior_pos += 1
-        return self.prior_buffer[self.prior_pos - 1]
-
-    def _rwm_draws(self):
-        """The random numbers of one random-walk sweep, in the order both sweep paths use.
-
-        Returns the exact prior draw for rung 0 (or None), standard normals ``(n_rungs,
-        n_params)`` for the proposals, log-uniforms for the accept decisions (one per rung) and
-        for the swaps (one per neighbouring pair), and the pairs proposed for swapping. Normals
-        and uniforms come from blocks drawn for ``RANDOM_BLOCK`` sweeps at once (the block and
-        the position in it are part of the sampling state).
-        """
-        exact = self._prior_draw() if self.prior_rung else None
-        n_rungs, n_params = self.betas.size, self.density.n_params
-        noise, log_u, k = self.random_noise, self.random_log_u, self.random_pos
-        if noise is None or k >= len(noise) or noise.shape[1:] != (n_rungs, n_params):
-            size = max(1, min(RANDOM_BLOCK, RANDOM_BLOCK_VALUES // (n_rungs * n_params)))
-            noise = self.rng.standard_normal((size, n_rungs, n_params))
-            log_u = np.log(self.rng.random((size, 2 * n_rungs - 1)))
-            self.random_noise, self.random_log_u, k = noise, log_u, 0
-        self.random_pos = k + 1
-        lower = swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng)
-        return exact, noise[k], log_u[k, :n_rungs], log_u[k, n_rungs:], lower
-
-    def _explore(self):
-        """One local move on every rung, for the NumPy path.
-
-        Returns the new state ``x, logprior, loglik``, the acceptance probability and decision
-        per rung, the pairs to propose for swapping and their log-uniforms (None: draw them).
-        """
-        if self.explorer == "mala":
-            exact = self._prior_draw() if self.prior_rung else None
-            x, lp, ll, self.grad_prior, self.grad_lik, acc_prob, acc = mala_sweep(
-                self.replicas, self.logprior, self.loglik, self.grad_prior, self.grad_lik,
-                self.betas, np.exp(self.log_scaling), self.param_scale, self.density.batch_grad,
-                self.rng, exact,
-            )  # fmt: skip
-            lower = swap_pairs(self.betas.size, self.sweep, self.swap_scheme, self.rng)
-            return x, lp, ll, acc_prob, acc, lower, None
-        exact, noise, log_u, log_u_swap, lower = self._rwm_draws()
-        x, lp, ll, acc_prob, acc = rwm_sweep(
-            self.replicas, self.logprior, self.loglik, self.betas, self._step_scale(),
-            self.density.batch, None, exact, noise=noise, log_u=log_u,
-        )  # fmt: skip
-        return x, lp, ll, acc_prob, acc, lower, log_u_swap[lower]
+        draws, pos = self.prior_draws
+        if pos >= len(draws):
+            draws, pos = self.density.sample_prior(PRIOR_BLOCK, self.rng), 0
+        self.prior_draws = PriorBuffer(draws, pos + 1)
+        return draws[pos]
 
     # -- the step --------------------------------------------------------------------------------
     def astep(self, q0: RaveledVars):
@@ -463,45 +412,59 @@ class ExchangeMC(ArrayStepShared):
                 record = np.full((4, self.betas.size), np.nan)
         else:
             record = self._several_sweeps()
+        return RaveledVars(self.replicas.x[-1].copy(), q0.point_map_info), [self._stats(record)]
+
+    def _stats(self, record):
+        scaling = np.exp(self.scales.log_scaling)
+        if self.prior_rung:
+            scaling[0] = np.nan  # exact prior draws: no proposal scale
         stats = {
             "tune": self.tune,
-            "accept": record[ACCEPT_PROB, -1],
+            "accept": record[ACCEPT, -1],
             "accepted": record[ACCEPTED, -1],
-            "scaling": math.exp(self.log_scaling[-1]),
-            "swap_rate": self.swap_sum / max(self.swap_count, 1),
-            "round_trips": self.round_trips,
+            "scaling": math.exp(self.scales.log_scaling[-1]),
+            "swap_rate": self.swaps.rate(),
+            "round_trips": self.recorder.count,
             "betas": self.betas,
-            "rung_loglik": self.loglik.copy(),
-            "rung_accept": record[ACCEPT_PROB],
-            "rung_scaling": self._rung_scaling(),
-            "rung_replica": self.rung_replica.copy(),
-            "swap_accept": record[SWAP_PROB, :-1],
+            "rung_loglik": self.replicas.loglik.copy(),
+            "rung_accept": record[ACCEPT],
+            "rung_scaling": scaling,
+            "rung_replica": self.replicas.rung_replica.copy(),
+            "swap_accept": record[SWAP, :-1],
             "swap_accepted": record[SWAPPED, :-1],
         }
         if self.adapt_n_rungs:
-            for name in ("betas", "rung_loglik", "rung_accept", "rung_scaling", "rung_replica"):
+            for name in RUNG_STATS:
                 stats[name] = _pad(stats[name], self.max_rungs)
             for name in ("swap_accept", "swap_accepted"):
                 stats[name] = _pad(stats[name], self.max_rungs - 1)
-        return RaveledVars(self.replicas[-1].copy(), q0.point_map_info), [stats]
+        return stats
 
     def _sweep(self):
         """One sweep (local moves, one swap round), its tuning and the running counters.
 
-        Returns the sweep's record, a new ``(4, n_rungs)`` array: rows ``ACCEPT_PROB`` and
+        Returns the sweep's record, a new ``(4, n_rungs)`` array: rows ``ACCEPT`` and
         ``ACCEPTED``, per rung, the local acceptance probability and whether it accepted
-        (1.0 / 0.0); rows ``SWAP_PROB`` and ``SWAPPED``, per neighbouring pair (first
+        (1.0 / 0.0); rows ``SWAP`` and ``SWAPPED``, per neighbouring pair (first
         ``n_rungs - 1`` columns), the swap acceptance probability and whether it swapped, NaN
         for pairs not proposed.
         """
-        if self.fused:
-            record, lower, swap_sum = self._fused_sweep()
-        else:
-            record, lower, swap_sum = self._numpy_sweep()
-        self.swap_sum += swap_sum
-        self.swap_count += lower.size
+        n_rungs = self.betas.size
+        exact = self._prior_draw() if self.prior_rung else None
+        proposal, draws, self.random = self.explorer.explore(
+            self.replicas, self.betas, self.scales, exact, self.rng, self.random,
+            lambda: swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng),
+        )  # fmt: skip
+        record = np.empty((4, n_rungs))
+        trips = self._fused_sweep(proposal, draws, record)
+        log_ratios = record[:2]  # ACCEPT, SWAP: probabilities from their logs, in NumPy
+        np.exp(np.minimum(log_ratios, 0.0, out=log_ratios), out=log_ratios)
+        swap_prob = record[SWAP, draws.lower]
+        self.recorder = self.recorder._replace(count=self.recorder.count + trips)
+        self.swaps = SwapTally(self.swaps.accept_sum + swap_prob.sum(),
+                               self.swaps.attempts + draws.lower.size)  # fmt: skip
         if self.tune:
-            self._adapt(record[ACCEPT_PROB], lower, record[SWAP_PROB, lower])
+            self._adapt(record[ACCEPT], draws.lower, swap_prob)
         self.sweep += 1
         return record
 
@@ -509,6 +472,7 @@ class ExchangeMC(ArrayStepShared):
         """``sweeps_per_draw`` sweeps; their records averaged (swap rates over the sweeps that
         proposed each pair, NaN for pairs never proposed)."""
         n_rungs, n = self.betas.size, 0
+        rungs, pairs = [ACCEPT, ACCEPTED], [SWAP, SWAPPED]
         for _ in range(self.sweeps_per_draw):
             if n == 0 or self.betas.size != n_rungs:  # tuning may resize the ladder mid-draw
                 n_rungs, n = self.betas.size, 0
@@ -517,8 +481,7 @@ class ExchangeMC(ArrayStepShared):
             if record.shape[1] != self.betas.size:
                 continue  # the ladder was resized in this sweep: start counting again
             n += 1
-            rungs, pairs = [ACCEPT_PROB, ACCEPTED], [SWAP_PROB, SWAPPED]
-            proposed = ~np.isnan(record[SWAP_PROB])
+            proposed = ~np.isnan(record[SWAP])
             total[rungs] += record[rungs]
             total[np.ix_(pairs, proposed)] += record[np.ix_(pairs, proposed)]
             attempts += proposed
@@ -529,144 +492,46 @@ class ExchangeMC(ArrayStepShared):
         record[pairs] = np.divide(total[pairs], attempts, out=record[pairs], where=attempts > 0)
         return record
 
-    def _numpy_sweep(self):
-        """Local move on every rung, then one swap round (the pure NumPy kernels)."""
-        x, lp, ll, acc_prob, acc, lower, log_u_swap = self._explore()
-        order, swap_prob, swapped = propose_swaps(self.betas, ll, lower, self.rng, log_u_swap)
-        if swapped.any():
-            x, lp, ll = x[order], lp[order], ll[order]
-            self.rung_replica = self.rung_replica[order]
-            if self.explorer == "mala":
-                self.grad_prior, self.grad_lik = self.grad_prior[order], self.grad_lik[order]
-        self.replicas, self.logprior, self.loglik = x, lp, ll
-        self._track_round_trips()
-        record = np.full((4, self.betas.size), np.nan)
-        record[ACCEPT_PROB], record[ACCEPTED] = acc_prob, acc
-        record[SWAP_PROB, lower], record[SWAPPED, lower] = swap_prob, swapped
-        return record, lower, swap_prob.sum()
-
-    def _fused_sweep(self):
-        """The random-walk sweep with its bookkeeping in one compiled call, in place.
-
-        Uses the same random numbers as :meth:`_numpy_sweep`, so the two make the same
-        decisions and give identical traces.
-        """
-        exact, noise, log_u, log_u_swap, lower = self._rwm_draws()
-        proposal = self.replicas + self._step_scale() * noise
-        if exact is not None:
-            proposal[0] = exact
-        prop_logprior, prop_loglik = self.density.batch(proposal)
-        record = np.empty((4, self.betas.size))
-        self.round_trips += finish_rwm_sweep(
-            self.replicas, self.logprior, self.loglik, proposal, prop_logprior, prop_loglik,
-            self.betas, log_u, exact is not None, lower, log_u_swap, self.rung_replica,
-            self.last_end, record,
-        )  # fmt: skip
-        log_ratios = record[:2]  # ACCEPT_PROB, SWAP_PROB: probabilities from their logs, as
-        np.exp(np.minimum(log_ratios, 0.0, out=log_ratios), out=log_ratios)  # NumPy does
-        return record, lower, record[SWAP_PROB, lower].sum()
-
-    def _step_scale(self):
-        """Proposal sd per rung and parameter, cached while ``log_scaling`` and
-        ``param_scale`` are the same objects (they are replaced, never changed in place; a
-        restored sampling state brings new ones)."""
-        cache = self._step_scale_cache
-        if cache is not None and cache[0] is self.log_scaling and cache[1] is self.param_scale:
-            return cache[2]
-        step_scale = np.exp(self.log_scaling)[:, None] * self.param_scale
-        self._step_scale_cache = (self.log_scaling, self.param_scale, step_scale)
-        return step_scale
-
-    def _rung_scaling(self):
-        scaling = np.exp(self.log_scaling)
-        if self.prior_rung:
-            scaling[0] = np.nan  # exact prior draws: no proposal scale
-        return scaling
-
-    def _track_round_trips(self):
-        """A round trip: a replica goes from the lowest rung to the top and back."""
-        bottom, top = self.rung_replica[0], self.rung_replica[-1]
-        if self.last_end[bottom] == _TOP:
-            self.round_trips += 1
-        self.last_end[bottom] = _BOTTOM
-        if self.last_end[top] == _BOTTOM:
-            self.last_end[top] = _TOP
-
-    # -- tuning ----------------------------------------------------------------------------------
-    def _adapt(self, accept_prob, lower, swap_prob):
-        t = self.sweep
-        gain = (t - self.gain_start + 1) ** -0.6
-        if self.prior_rung:  # rung 0 makes exact prior draws: it has no scale to tune
-            accept_prob = np.concatenate([[self.target_accept], accept_prob[1:]])
-        self.log_scaling = robbins_monro_scaling(
-            self.log_scaling, accept_prob, self.target_accept, gain
+    def _fused_sweep(self, proposal, draws, record):
+        """The sweep's decisions: the compiled rules of :mod:`pymc_tempering.kernels.rules`."""
+        return fused.finish_sweep(
+            self.replicas, proposal, draws, self.betas, self.recorder.last_end, record
         )
-        self.moments.update(self.replicas)
-        if t + 1 == self.window_end and self.window_end <= 0.8 * self.tune_sweeps:
-            n = self.moments.count
-            var = (n / (n + 5.0)) * self.moments.variance() + 1e-6 * (5.0 / (n + 5.0))
-            self.param_scale = np.sqrt(var)
-            self.log_scaling = np.full_like(
-                self.log_scaling, np.log(2.38 / np.sqrt(self.density.n_params))
-            )
-            self.gain_start = t + 1
-            self.moments.reset()
-            self.window_len *= 2
-            self.window_end += self.window_len
-        if self.ladder_round is not None:
-            self._adapt_ladder(t, lower, swap_prob)
 
-    def _adapt_ladder(self, t, lower, swap_prob):
-        """Rounds of doubling length; at each round's end re-place the rungs (Syed et al. 2021,
-        Algorithm 4) until the next round would not fit in the first 80% of tuning."""
-        rnd = self.ladder_round
-        rnd["rejection"][lower] += 1.0 - swap_prob
-        rnd["count"][lower] += 1
-        rnd["ll"].update(np.where(np.isfinite(self.loglik), self.loglik, np.nan))  # -inf at 0
-        if t + 1 < rnd["end"]:
+    # -- tuning: the pure rules of pymc_tempering.adaptation, applied ----------------------------
+    def _adapt(self, accept_prob, lower, swap_prob):
+        self.scales = adaptation.tune_scales(
+            self.scales, self.sweep, accept_prob, self.replicas.x, self.target_accept,
+            self.tune_sweeps, self.prior_rung,
+        )  # fmt: skip
+        if self.ladder_tuning is None:
             return
-        rejection = rnd["rejection"] / np.maximum(rnd["count"], 1)
-        self.barrier = float(communication_barrier(self.betas, rejection)[-1])
-        self.n_rungs_suggested = suggested_n_rungs(self.barrier)
-        n_new = None
-        if self.adapt_n_rungs:
-            n_new = int(np.clip(self.n_rungs_suggested, 3, self.max_rungs))
-        old_betas = self.betas
-        if self.ladder_objective == "evidence":
-            sd = np.sqrt(rnd["ll"].variance())
-            self.betas = thermodynamic_length_ladder(old_betas, sd, n_new)
-        else:
-            self.betas = equal_rejection_ladder(old_betas, rejection, n_new)
+        rnd = adaptation.accumulate_swaps(self.ladder_tuning, lower, swap_prob, self.loglik)
+        self.ladder_tuning = rnd
+        if self.sweep + 1 < rnd.end:
+            return
+        max_rungs = self.max_rungs if self.adapt_n_rungs else None
+        update = adaptation.ladder_update(self.betas, rnd, self.ladder_objective, max_rungs)
+        old_betas, self.betas = self.betas, update.betas
+        self.barrier, self.n_rungs_suggested = update.barrier, update.n_rungs_suggested
         if self.betas.size != old_betas.size:
             self._resize_rungs(old_betas)
-            rnd = self.ladder_round
-        rnd["length"] *= 2
-        rnd["end"] += rnd["length"]
-        if rnd["end"] > 0.8 * self.tune_sweeps:
-            rnd["end"] = np.inf  # no room for another round: the ladder stays as it is
-        rnd["rejection"][:] = 0
-        rnd["count"][:] = 0
-        rnd["ll"].reset()
+        self.ladder_tuning = adaptation.next_ladder_round(rnd, self.betas.size, self.tune_sweeps)
 
     def _resize_rungs(self, old_betas):
-        """Give every new rung the state and tuning of the nearest old rung (in beta)."""
-        n_rungs = self.betas.size
-        nearest = np.abs(self.betas[:, None] - old_betas[None, :]).argmin(axis=1)
-        if old_betas[0] == 0:  # rung 0 may hold loglik = -inf, admissible at beta = 0 only
-            nearest = np.where(nearest == 0, 1, nearest)
-        nearest[0], nearest[-1] = 0, old_betas.size - 1
-        self.replicas = self.replicas[nearest].copy()
-        self.logprior, self.loglik = self.logprior[nearest], self.loglik[nearest]
-        if self.explorer == "mala":
-            self.grad_prior, self.grad_lik = self.grad_prior[nearest], self.grad_lik[nearest]
-        self.log_scaling = self.log_scaling[nearest].copy()
-        self.param_scale = self.param_scale[nearest].copy()
-        self.moments = RunningMoments((n_rungs, self.density.n_params))
-        self.rung_replica = np.arange(n_rungs)
-        self.last_end = np.full(n_rungs, _NONE)
-        rnd = self.ladder_round
-        rnd["rejection"], rnd["count"] = np.zeros(n_rungs - 1), np.zeros(n_rungs - 1)
-        rnd["ll"] = RunningMoments((n_rungs,))
+        """Give every rung of the new ladder ``self.betas`` the replica and proposal scales of
+        the nearest old rung (:func:`pymc_tempering.adaptation.nearest_rungs`)."""
+        n_rungs, n_params = self.betas.size, self.density.n_params
+        nearest = adaptation.nearest_rungs(self.betas, old_betas)
+        r = self.replicas
+        self.replicas = Replicas(r.x[nearest].copy(), r.aux[nearest].copy(), r.logprior[nearest],
+                                 r.loglik[nearest], np.arange(n_rungs))  # fmt: skip
+        self.scales = self.scales._replace(
+            log_scaling=self.scales.log_scaling[nearest].copy(),
+            param_scale=self.scales.param_scale[nearest].copy(),
+            moments=moments_init((n_rungs, n_params)),
+        )
+        self.recorder = RoundTripRecorder.empty(n_rungs)._replace(count=self.recorder.count)
 
     # -- PyMC integration ------------------------------------------------------------------------
     @staticmethod

@@ -1,0 +1,188 @@
+"""ExchangeMC's tuning between sweeps, as pure functions: proposal scales and the ladder.
+
+Each function takes the tuning record and what a sweep measured and returns a new record; no
+hidden state, so every rule can be checked with hand-derived numbers
+(``tests/test_adaptation_rules.py``). The sampler calls them only while tuning; afterwards the
+scales and the ladder are frozen.
+
+Proposal scales (Haario et al. 2001; Andrieu & Thoms 2008): per rung, ``log scaling`` follows a
+Robbins-Monro recursion towards the target acceptance with gain ``(t - t0 + 1) ** -0.6``; at the
+end of doubling windows (50, 100, 200, ... sweeps) in the first 80% of tuning, each parameter's
+scale is set to the rung's shrunk sample standard deviation and the recursion restarts.
+
+Ladder (Syed et al. 2021, Algorithm 4): rounds of doubling length (from ``max(32, T / 64)``
+sweeps) accumulate each pair's swap rejection and each rung's log-likelihood moments; at a
+round's end the rungs are re-placed (equal rejection, or equal thermodynamic length), until the
+next round would not fit in the first 80% of tuning.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from pymc_tempering.kernels.moments import (
+    Moments,
+    moments_init,
+    shrunk_variance,
+    variance,
+    welford_update,
+)
+from pymc_tempering.kernels.rwm import robbins_monro_scaling
+from pymc_tempering.ladder import (
+    communication_barrier,
+    equal_rejection_ladder,
+    suggested_n_rungs,
+    thermodynamic_length_ladder,
+)
+
+__all__ = [
+    "ScaleTuning",
+    "init_scale_tuning",
+    "tune_scales",
+    "LadderRound",
+    "LadderUpdate",
+    "init_ladder_round",
+    "accumulate_swaps",
+    "ladder_update",
+    "next_ladder_round",
+    "nearest_rungs",
+    "LADDER_OBJECTIVES",
+]
+
+FIRST_WINDOW = 50
+WINDOW_FRACTION = 0.8  # windows and ladder rounds must end within this share of tuning
+VARIANCE_FLOOR = 1e-6  # what a window's variance is shrunk towards
+GAIN_EXPONENT = 0.6
+
+
+class ScaleTuning(NamedTuple):
+    """Proposal scales of every rung and the state of their adaptation."""
+
+    log_scaling: np.ndarray  # (n_rungs,): overall log proposal scale per rung
+    param_scale: np.ndarray  # (n_rungs, n_params): per-parameter scale per rung
+    moments: Moments  # of the replicas in the current window, (n_rungs, n_params)
+    window_end: int  # sweep at which the current window ends
+    window_len: int
+    gain_start: int  # sweep at which the Robbins-Monro gain last restarted
+
+
+def init_scale_tuning(n_rungs: int, n_params: int, log_scaling: float) -> ScaleTuning:
+    return ScaleTuning(
+        np.full(n_rungs, log_scaling),
+        np.ones((n_rungs, n_params)),
+        moments_init((n_rungs, n_params)),
+        FIRST_WINDOW,
+        FIRST_WINDOW,
+        0,
+    )
+
+
+def tune_scales(tuning: ScaleTuning, sweep: int, accept_prob, x, target_accept: float,
+                tune_sweeps: int, exact_first: bool) -> ScaleTuning:  # fmt: skip
+    """The scales after tuning sweep number ``sweep`` (0-based) measured ``accept_prob``.
+
+    ``x`` (n_rungs, n_params) are the replicas after the sweep; ``exact_first``: rung 0 draws
+    exactly from its target and has no scale to tune. At a window's end the per-parameter
+    scale becomes the window's shrunk standard deviation and ``log_scaling`` restarts at
+    ``log(2.38 / sqrt(n_params))``.
+    """
+    gain = (sweep - tuning.gain_start + 1) ** -GAIN_EXPONENT
+    if exact_first:
+        accept_prob = np.concatenate([[target_accept], accept_prob[1:]])
+    log_scaling = robbins_monro_scaling(tuning.log_scaling, accept_prob, target_accept, gain)
+    moments = welford_update(tuning.moments, x)
+    end = tuning.window_end
+    if sweep + 1 != end or end > WINDOW_FRACTION * tune_sweeps:
+        return tuning._replace(log_scaling=log_scaling, moments=moments)
+    n_rungs, n_params = tuning.param_scale.shape
+    return ScaleTuning(
+        np.full_like(log_scaling, np.log(2.38 / np.sqrt(n_params))),
+        np.sqrt(shrunk_variance(moments, VARIANCE_FLOOR)),
+        moments_init((n_rungs, n_params)),
+        end + 2 * tuning.window_len,
+        2 * tuning.window_len,
+        sweep + 1,
+    )
+
+
+class LadderRound(NamedTuple):
+    """What one round of ladder adaptation has measured so far."""
+
+    end: float  # sweep at which the round ends (inf: no further round)
+    length: int
+    rejection: np.ndarray  # (n_rungs - 1,): summed swap rejection probability per pair
+    count: np.ndarray  # (n_rungs - 1,): swaps proposed per pair
+    loglik: Moments  # of each rung's log-likelihood (NaN where it is -inf)
+
+
+class LadderUpdate(NamedTuple):
+    betas: np.ndarray
+    barrier: float  # communication barrier measured over the round
+    n_rungs_suggested: int
+
+
+def _empty_round(end, length, n_rungs) -> LadderRound:
+    return LadderRound(end, length, np.zeros(n_rungs - 1), np.zeros(n_rungs - 1),
+                       moments_init((n_rungs,)))  # fmt: skip
+
+
+def init_ladder_round(n_rungs: int, tune_sweeps: int) -> LadderRound:
+    first = max(32, tune_sweeps // 64)
+    return _empty_round(first, first, n_rungs)
+
+
+def accumulate_swaps(rnd: LadderRound, lower, swap_prob, loglik) -> LadderRound:
+    """The round after a sweep that proposed pairs ``lower`` with probabilities ``swap_prob``."""
+    rejection, count = rnd.rejection.copy(), rnd.count.copy()
+    rejection[lower] += 1.0 - swap_prob
+    count[lower] += 1
+    finite = np.where(np.isfinite(loglik), loglik, np.nan)  # -inf on a beta = 0 rung
+    return rnd._replace(rejection=rejection, count=count, loglik=welford_update(rnd.loglik, finite))
+
+
+def _equal_rejection(betas, rejection, rnd, n_rungs):
+    return equal_rejection_ladder(betas, rejection, n_rungs)
+
+
+def _equal_length(betas, rejection, rnd, n_rungs):
+    return thermodynamic_length_ladder(betas, np.sqrt(variance(rnd.loglik)), n_rungs)
+
+
+LADDER_OBJECTIVES = {"swap": _equal_rejection, "evidence": _equal_length}
+
+
+def ladder_update(betas, rnd: LadderRound, objective: str, max_rungs: int | None) -> LadderUpdate:
+    """The ladder at the end of round ``rnd``: its barrier, and rungs re-placed to equalise
+    ``objective`` (``"swap"``: swap rejection; ``"evidence"``: thermodynamic length). With
+    ``max_rungs``, the number of rungs becomes the barrier's suggestion, clipped to
+    ``[3, max_rungs]``; otherwise it stays."""
+    rejection = rnd.rejection / np.maximum(rnd.count, 1)
+    barrier = float(communication_barrier(betas, rejection)[-1])
+    suggested = suggested_n_rungs(barrier)
+    n_rungs = None if max_rungs is None else int(np.clip(suggested, 3, max_rungs))
+    new = LADDER_OBJECTIVES[objective](betas, rejection, rnd, n_rungs)
+    return LadderUpdate(new, barrier, suggested)
+
+
+def next_ladder_round(rnd: LadderRound, n_rungs: int, tune_sweeps: int) -> LadderRound:
+    """An empty round twice as long as ``rnd``, or one that never ends (``end = inf``) when it
+    would not fit in the first 80% of tuning."""
+    length = 2 * rnd.length
+    end = rnd.end + length
+    if end > WINDOW_FRACTION * tune_sweeps:
+        end = np.inf
+    return _empty_round(end, length, n_rungs)
+
+
+def nearest_rungs(betas, old_betas) -> np.ndarray:
+    """For each rung of the new ladder ``betas``, the old rung whose replica and tuning it gets.
+
+    The nearest in beta, except that the ends map to the ends, and a new rung with ``beta > 0``
+    never gets old rung 0 when that is ``beta = 0`` (whose replica may have ``loglik = -inf``,
+    admissible only there).
+    """
+    nearest = np.abs(betas[:, None] - old_betas[None, :]).argmin(axis=1)
+    if old_betas[0] == 0:
+        nearest = np.where(nearest == 0, 1, nearest)
+    nearest[0], nearest[-1] = 0, old_betas.size - 1
+    return nearest

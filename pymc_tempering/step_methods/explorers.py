@@ -1,0 +1,159 @@
+"""ExchangeMC's local moves ("explorers"), one class each, chosen once when the sampler is built.
+
+An explorer moves every rung at once: from the replicas, the ladder, the current proposal
+scales and (where rung 0 samples the prior exactly) an independent prior draw, it returns a
+:class:`~pymc_tempering.kernels.fused.Proposal` for all rungs (one batched density call) and the
+sweep's random numbers (:class:`~pymc_tempering.kernels.fused.SweepDraws`); the sampler then
+runs the shared compiled accept / swap / round-trip rules
+(:func:`pymc_tempering.kernels.fused.finish_sweep`). The Metropolis-Hastings correction of an
+asymmetric move goes in ``Proposal.log_q_ratio``; values that must travel with a replica when it
+is accepted or swapped (MALA's gradients) go in ``aux``. A discrete explorer (a Gibbs or integer
+move per rung) fits the same interface: its proposal is exact (``log_q_ratio`` making the ratio
+the Gibbs one) or a Metropolis move on the integer lattice.
+
+The interface, what :class:`pymc_tempering.step_methods.exchange.ExchangeMC` calls:
+
+- ``needs_gradient`` (class attribute): compile the batched gradient too;
+- ``default_target_accept(n_params)``: the local acceptance tuning aims for;
+- ``init_aux(x)``: the ``aux`` rows of replicas ``x`` (shape ``(n_rungs, k)``);
+- ``explore(replicas, betas, scales, exact, rng, random, pairs)`` -> ``(proposal, draws,
+  random)``: ``scales`` is the :class:`~pymc_tempering.adaptation.ScaleTuning`, ``random`` a
+  buffer of random numbers the explorer may keep in the sampling state (returned updated),
+  ``pairs()`` draws the pairs to propose for swapping (called at the point of the random
+  stream where the explorer wants it, so that a seed gives the same trace as before).
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from pymc_tempering.kernels import mala_rungs
+from pymc_tempering.kernels.fused import Proposal, SweepDraws
+from pymc_tempering.kernels.langevin import langevin_proposal
+from pymc_tempering.kernels.rwm import optimal_accept
+
+__all__ = ["RandomWalk", "Langevin", "EXPLORERS", "RandomBlock"]
+
+MALA_TARGET_ACCEPT = 0.574
+# the random walk draws its normals and uniforms for this many sweeps at once (fewer, larger
+# generator calls), capped so that a block holds at most RANDOM_BLOCK_VALUES normals
+RANDOM_BLOCK = 32
+RANDOM_BLOCK_VALUES = 2**16
+
+
+class RandomBlock(NamedTuple):
+    """Random numbers drawn for several sweeps at once, and the next sweep's position."""
+
+    noise: np.ndarray  # (size, n_rungs, n_params) standard normals
+    log_u: np.ndarray  # (size, 2 n_rungs - 1): accept decisions, then swap decisions
+    pos: int
+
+
+class RandomWalk:
+    """Gaussian random-walk Metropolis on every rung: ``x' = x + scaling[l] * scale[l] * z``."""
+
+    name = "rwm"
+    needs_gradient = False
+
+    def __init__(self, density):
+        self.density = density
+        self._cache = (None, None, None)  # step scale derived from the current ScaleTuning
+        self._constant = {}
+
+    @staticmethod
+    def default_target_accept(n_params: int) -> float:
+        return optimal_accept(n_params)
+
+    def init_aux(self, x):
+        return np.empty((x.shape[0], 0))
+
+    def _step_scale(self, scales):
+        """``exp(log_scaling)[:, None] * param_scale``, recomputed only when either array is
+        replaced (they are never changed in place; a restored sampling state brings new ones)."""
+        log_scaling, param_scale, step_scale = self._cache
+        if log_scaling is scales.log_scaling and param_scale is scales.param_scale:
+            return step_scale
+        step_scale = np.exp(scales.log_scaling)[:, None] * scales.param_scale
+        self._cache = (scales.log_scaling, scales.param_scale, step_scale)
+        return step_scale
+
+    def _no_aux_no_q(self, n_rungs):
+        if n_rungs not in self._constant:
+            self._constant[n_rungs] = (np.empty((n_rungs, 0)), np.zeros(n_rungs))
+        return self._constant[n_rungs]
+
+    def explore(self, replicas, betas, scales, exact, rng, random, pairs):
+        n_rungs, n_params = replicas.x.shape
+        if (
+            random is None
+            or random.pos >= len(random.noise)
+            or (random.noise.shape[1:] != (n_rungs, n_params))
+        ):
+            size = max(1, min(RANDOM_BLOCK, RANDOM_BLOCK_VALUES // (n_rungs * n_params)))
+            noise = rng.standard_normal((size, n_rungs, n_params))
+            log_u = np.log(rng.random((size, 2 * n_rungs - 1)))
+            random = RandomBlock(noise, log_u, 0)
+        k = random.pos
+        log_u = random.log_u[k]
+        draws = SweepDraws(log_u[:n_rungs], pairs(), log_u[n_rungs:])
+        x = replicas.x + self._step_scale(scales) * random.noise[k]
+        if exact is not None:
+            x[0] = exact
+        logprior, loglik = self.density.batch(x)
+        aux, log_q_ratio = self._no_aux_no_q(n_rungs)
+        proposal = Proposal(x, aux, logprior, loglik, log_q_ratio, exact is not None)
+        return proposal, draws, random._replace(pos=k + 1)
+
+
+class Langevin:
+    r"""Metropolis-adjusted Langevin on every rung, with the batched gradient.
+
+    h-form step with diagonal preconditioner ``scale[l] ** 2`` and ``sqrt(2 h_l) =
+    exp(log_scaling[l])`` (see :mod:`pymc_tempering.kernels.mala_rungs`); ``aux`` holds each
+    replica's prior and likelihood gradients side by side.
+    """
+
+    name = "mala"
+    needs_gradient = True
+
+    def __init__(self, density):
+        self.density = density
+
+    @staticmethod
+    def default_target_accept(n_params: int) -> float:
+        return MALA_TARGET_ACCEPT
+
+    def init_aux(self, x):
+        _, _, grad_prior, grad_lik = self.density.batch_grad(x)
+        return np.hstack([grad_prior, grad_lik])
+
+    def explore(self, replicas, betas, scales, exact, rng, random, pairs):
+        x = replicas.x
+        n_rungs, n_params = x.shape
+        noise, scale = np.exp(scales.log_scaling), scales.param_scale
+        aux = replicas.aux
+        grad = mala_rungs.tempered_grad(betas, aux[:, :n_params], aux[:, n_params:])
+        h = 0.5 * noise[:, None] ** 2
+        proposal = langevin_proposal(x, grad, h, scale**2, rng.standard_normal(x.shape))
+        if exact is not None:
+            proposal[0] = exact
+        logprior, loglik, grad_prior, grad_lik = self.density.batch_grad(proposal)
+        prop_grad = mala_rungs.tempered_grad(betas, grad_prior, grad_lik)
+        log_q_ratio = mala_rungs.mala_log_q_ratio(x, proposal, grad, prop_grad, noise, scale)
+        # a non-finite gradient: reject the move
+        logprior = np.where(np.all(np.isfinite(prop_grad), axis=1), logprior, -np.inf)
+        log_u = np.log(rng.random(n_rungs))
+        lower = pairs()
+        log_u_swap = np.full(n_rungs - 1, np.nan)
+        log_u_swap[lower] = np.log(rng.random(lower.size))
+        aux = np.hstack([grad_prior, grad_lik])
+        log_q_ratio = np.broadcast_to(np.asarray(log_q_ratio, dtype=float), (n_rungs,))
+        return (
+            Proposal(proposal, aux, logprior, loglik, np.ascontiguousarray(log_q_ratio),
+                     exact is not None),
+            SweepDraws(log_u, lower, log_u_swap),
+            random,
+        )  # fmt: skip
+
+
+EXPLORERS = {explorer.name: explorer for explorer in (RandomWalk, Langevin)}
