@@ -26,14 +26,17 @@ from pymc_tempering.evidence import (
     stepping_stone,
     thermodynamic_integration,
 )
-from pymc_tempering.ladder import geometric_ladder, power_ladder
+from pymc_tempering.ladder import geometric_ladder, power_ladder, wbic_beta, wbic_ladder
+from pymc_tempering.llc import local_learning_coefficient
 from pymc_tempering.plots import (
+    plot_learning_coefficient,
     plot_replica_trajectories,
     plot_sgld_noise,
     plot_swap_rates,
     plot_ti_curve,
 )
 from pymc_tempering.sgld_analysis import sampling_threshold_crossing, step_size_weighted_mean
+from pymc_tempering.slt import learning_coefficient, wbic
 from pymc_tempering.step_methods.exchange import ExchangeMC
 from pymc_tempering.step_methods.langevin import MALA, ULA
 from pymc_tempering.step_methods.sgld import SGLD
@@ -66,6 +69,12 @@ __all__ = [
     "sampling_threshold_crossing",
     "geometric_ladder",
     "power_ladder",
+    "wbic",
+    "learning_coefficient",
+    "local_learning_coefficient",
+    "wbic_beta",
+    "wbic_ladder",
+    "plot_learning_coefficient",
     "exact",
 ]
 __version__ = "0.1.0"
