@@ -1,5 +1,9 @@
 """Batched Metropolis moves over rungs, and their tuning rules. NumPy only.
 
+:func:`metropolis_accept` and :func:`rwm_sweep` are the readable oracles of ExchangeMC's sweep:
+production runs the compiled rules of :mod:`pymc_tempering.kernels.rules` (compared with these
+in ``tests/kernels/``). Welford moments: :mod:`pymc_tempering.kernels.moments`.
+
 Every rung ``l`` holds one replica ``x[l]`` and targets ``logprior + betas[l] * loglik``. A sweep
 proposes a move for all rungs at once, so one batched density call serves all of them.
 """
@@ -15,7 +19,6 @@ __all__ = [
     "rwm_sweep",
     "optimal_accept",
     "robbins_monro_scaling",
-    "RunningMoments",
 ]
 
 
@@ -137,25 +140,3 @@ def optimal_accept(n_params: int) -> float:
 def robbins_monro_scaling(log_scaling, accept_prob, target, gain):
     """Stochastic-approximation update ``log s += gain * (accept - target)`` per rung."""
     return log_scaling + gain * (np.asarray(accept_prob) - target)
-
-
-class RunningMoments:
-    """Welford running mean and variance of a batch of vectors, one set per rung."""
-
-    def __init__(self, shape):
-        self.shape = shape
-        self.reset()
-
-    def reset(self):
-        self.count = 0
-        self.mean = np.zeros(self.shape)
-        self.m2 = np.zeros(self.shape)
-
-    def update(self, x):
-        self.count += 1
-        delta = x - self.mean
-        self.mean = self.mean + delta / self.count
-        self.m2 = self.m2 + delta * (x - self.mean)
-
-    def variance(self):
-        return self.m2 / max(self.count - 1, 1)
