@@ -85,3 +85,17 @@ def test_model_selection(tmp_path, monkeypatch):
     assert out["ranking"].index[0] == "M2: resin-adjusted density"
     bf = out["ranking"].loc["M1: density"]
     assert abs(bf.log_bayes_factor - out["exact_bf"]) < 4 * bf.log_bayes_factor_mcse
+
+
+def test_learning_coefficient(tmp_path, monkeypatch):
+    out = run_example("08_learning_coefficient", tmp_path, monkeypatch)
+    assert (tmp_path / "08_learning_coefficient.png").is_file()
+    cases = {(row["d"], row["n"]) for row in out["rows"]}
+    assert cases == {(2, 100), (2, 1000), (3, 100), (3, 1000)}
+    for row in out["rows"]:  # WBIC and both lambda estimators against their exact finite-n values
+        for key in ("wbic", "two_temperature", "fluctuation"):
+            assert abs(row[key] - row[f"{key}_exact"]) < 4 * row[f"{key}_mcse"], (key, row)
+    seed, tanh = out["llc"]["seed"], out["llc"]["tanh"]
+    assert abs(seed["llc"] - seed["exact"]) < 4 * seed["mcse"], seed
+    assert tanh["llc"] + 4 * tanh["mcse"] < tanh["d_half"], tanh  # singular: below d/2
+    assert tanh["llc"] > 4 * tanh["mcse"] and not tanh["warning"], tanh
