@@ -9,6 +9,7 @@ Bayes factors), tempering diagnostics and plots. Exact reference values live in
 
 from pymc_tempering import exact
 from pymc_tempering._trace import tempering_dataset
+from pymc_tempering.acceptance_ratio import bar, mbar
 from pymc_tempering.approximations import bic, laplace_evidence
 from pymc_tempering.bridge import bridge_sampling
 from pymc_tempering.comparison import compare_evidence
@@ -48,6 +49,8 @@ __all__ = [
     "SGLD",
     "thermodynamic_integration",
     "stepping_stone",
+    "bar",
+    "mbar",
     "marginal_likelihood",
     "compare_evidence",
     "laplace_evidence",
