@@ -9,15 +9,17 @@ Layers (STYLE.md, "Tests that establish correctness", item 6):
 
 import warnings
 
+import numba
 import numpy as np
 import pandas as pd
 import pytest
 import targets
 import xarray as xr
+from conftest import recompiled
 
 import pymc_tempering as pmt
 from pymc_tempering import evidence as ev
-from pymc_tempering import swap
+from pymc_tempering.kernels import fused
 
 SAMPLE = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
 
@@ -311,14 +313,17 @@ def test_same_seed_same_estimate():
     xr.testing.assert_identical(a, b)
 
 
+@numba.njit
+def _flipped_swap_ratio(beta_lower, beta_upper, loglik_lower, loglik_upper):
+    return (beta_upper - beta_lower) * (loglik_upper - loglik_lower)
+
+
 def test_sign_flipped_swap_rule_is_caught(lecture_run, monkeypatch):
-    """The issue text's ``exp(-Delta)`` with the sign of the ratio flipped: rungs are wrong."""
+    """The issue text's ``exp(-Delta)`` with the sign of the ratio flipped: rungs are wrong.
+    Planted in the compiled rule that every sweep runs (pymc_tempering.kernels.rules)."""
     x, _, _ = lecture_run
-    correct = swap.log_swap_ratio
-    monkeypatch.setattr(swap, "log_swap_ratio", lambda *args: -correct(*args))
-    # the planted bug lives in the NumPy kernels; the compiled sweep is tested bit-identical
-    # to them (test_exchange.py::test_compiled_sweep_equals_the_numpy_kernels)
-    monkeypatch.setattr(pmt.ExchangeMC, "_fused_sweep", pmt.ExchangeMC._numpy_sweep)
+    broken = recompiled(fused.sweep_kernel, log_swap_ratio=_flipped_swap_ratio)
+    monkeypatch.setattr(fused, "sweep_kernel", broken)
     result, idata = _run(targets.lecture_model(x), seed=11, n_rungs=64, beta_min=1e-6)
     ok, err = _within(result, targets.lecture_log_evidence(x))
     assert not ok.any(), (err, result.mcse.values)

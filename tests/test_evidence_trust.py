@@ -7,15 +7,18 @@ models is tests/test_evidence_grid.py; these are the single cases, one test each
 import os
 import warnings
 
+import numba
 import numpy as np
 import pymc as pm
 import pytest
 import targets
 import xarray as xr
+from conftest import recompiled
 
 import pymc_tempering as pmt
 from pymc_tempering import exact
 from pymc_tempering.kernels import fused
+from pymc_tempering.kernels.rules import log_accept_ratio
 
 SAMPLE = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
 
@@ -84,17 +87,18 @@ def test_hard_constraint_potential_gives_the_exact_evidence(explorer):
         assert abs(err) < 4 * float(res.mcse), (estimator.__name__, err, float(res.mcse))
 
 
+@numba.njit
+def _rejecting_accept_ratio(beta, logprior, loglik, prop_logprior, prop_loglik, log_q, exact):
+    """The planted bug: loglik = -inf rejected at beta = 0 too."""
+    if not np.isfinite(prop_loglik):
+        return -np.inf
+    return log_accept_ratio(beta, logprior, loglik, prop_logprior, prop_loglik, log_q, exact)
+
+
 def test_the_rejecting_prior_rung_is_caught(monkeypatch):
     """The planted bug: the compiled sweep rejects loglik = -inf at beta = 0 again."""
-    original = fused.finish_rwm_sweep.py_func
-
-    def rejecting(x, logprior, loglik, proposal, prop_logprior, prop_loglik, *rest):
-        prop_logprior = np.where(np.isfinite(prop_loglik), prop_logprior, -np.inf)
-        return original(x, logprior, loglik, proposal, prop_logprior, prop_loglik, *rest)
-
-    monkeypatch.setattr(
-        "pymc_tempering.step_methods.exchange.finish_rwm_sweep", rejecting, raising=True
-    )
+    broken = recompiled(fused.sweep_kernel, log_accept_ratio=_rejecting_accept_ratio)
+    monkeypatch.setattr(fused, "sweep_kernel", broken)
     y = targets.support_data()
     idata = _sample(targets.support_model(y), seed=3, draws=400, tune=300)
     res = _quiet(pmt.stepping_stone, idata)
