@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pymc_tempering.kernels.fused import Replicas
 from pymc_tempering.kernels.moments import (
     Moments,
     moments_init,
@@ -46,6 +47,7 @@ __all__ = [
     "ladder_update",
     "next_ladder_round",
     "nearest_rungs",
+    "resize_rungs",
     "LADDER_OBJECTIVES",
 ]
 
@@ -186,3 +188,20 @@ def nearest_rungs(betas, old_betas) -> np.ndarray:
         nearest = np.where(nearest == 0, 1, nearest)
     nearest[0], nearest[-1] = 0, old_betas.size - 1
     return nearest
+
+
+def resize_rungs(betas, old_betas, replicas: Replicas, scales: ScaleTuning):
+    """``(replicas, scales)`` for the new ladder ``betas``: every rung gets the replica and
+    proposal scales of the nearest old rung (:func:`nearest_rungs`), fresh moments, and the
+    replicas are renumbered in rung order."""
+    n_rungs, n_params = betas.size, replicas.x.shape[1]
+    nearest = nearest_rungs(betas, old_betas)
+    r = replicas
+    replicas = Replicas(r.x[nearest].copy(), r.aux[nearest].copy(), r.logprior[nearest],
+                        r.loglik[nearest], np.arange(n_rungs))  # fmt: skip
+    scales = scales._replace(
+        log_scaling=scales.log_scaling[nearest].copy(),
+        param_scale=scales.param_scale[nearest].copy(),
+        moments=moments_init((n_rungs, n_params)),
+    )
+    return replicas, scales

@@ -6,8 +6,6 @@ functions (:mod:`pymc_tempering.adaptation`) and the sampling state typed record
 (:mod:`.exchange_state`).
 """
 
-import math
-
 import numpy as np
 from pymc.blocking import RaveledVars
 from pymc.model import modelcontext
@@ -18,59 +16,25 @@ from pymc.vartypes import continuous_types
 
 from pymc_tempering import adaptation
 from pymc_tempering.kernels import fused
-from pymc_tempering.kernels.fused import ACCEPT, ACCEPTED, SWAP, SWAPPED, Replicas
-from pymc_tempering.kernels.moments import moments_init
-from pymc_tempering.kernels.rwm import admissible
-from pymc_tempering.ladder import make_ladder
-from pymc_tempering.step_methods._compile import (
-    PRIOR_BLOCK,
-    check_all_free_continuous,
-    compile_tempered_density,
-    has_likelihood,
-    improper_priors,
-    refuse_minibatch,
+from pymc_tempering.kernels.fused import ACCEPT, SWAP
+from pymc_tempering.step_methods import exchange_stats
+from pymc_tempering.step_methods._compile import compile_tempered_density
+from pymc_tempering.step_methods.exchange_options import (
+    check_model,
+    exchange_options,
+    local_settings,
 )
-from pymc_tempering.step_methods._progress import progress_columns
 from pymc_tempering.step_methods.exchange_state import (
     ExchangeMCState,
     PriorBuffer,
     RoundTripRecorder,
     SwapTally,
+    initial_replicas,
 )
 from pymc_tempering.step_methods.explorers import EXPLORERS
-from pymc_tempering.swap import SWAP_SCHEMES, swap_pairs
+from pymc_tempering.swap import swap_pairs
 
 __all__ = ["ExchangeMC"]
-
-LADDER_OBJECTIVES = tuple(adaptation.LADDER_OBJECTIVES)
-RUNG_STATS = ("betas", "rung_loglik", "rung_accept", "rung_scaling", "rung_replica")
-
-
-def _pad(values, length):
-    """``values`` padded to ``length`` with NaN (-1 for integer replica ids)."""
-    fill = -1 if values.dtype.kind == "i" else np.nan
-    out = np.full(length, fill, dtype=values.dtype)
-    out[: values.size] = values
-    return out
-
-
-def _check_choice(name, value, choices):
-    if value not in choices:
-        raise ValueError(f"`{name}` must be one of {tuple(choices)}, got {value!r}.")
-
-
-def _check_options(swap_scheme, sweeps_per_draw, init, explorer, ladder_objective):
-    """The argument checks that need no model."""
-    _check_choice("swap_scheme", swap_scheme, SWAP_SCHEMES)
-    _check_choice("init", init, ("prior", "jitter"))
-    _check_choice("explorer", explorer, EXPLORERS)
-    _check_choice("ladder_objective", ladder_objective, LADDER_OBJECTIVES)
-    if (
-        isinstance(sweeps_per_draw, bool)
-        or not isinstance(sweeps_per_draw, int | np.integer)
-        or sweeps_per_draw < 1
-    ):
-        raise ValueError(f"`sweeps_per_draw` must be a positive integer, got {sweeps_per_draw!r}.")
 
 
 class ExchangeMC(ArrayStepShared):
@@ -178,21 +142,7 @@ class ExchangeMC(ArrayStepShared):
 
     name = "exchange_mc"
     default_blocked = True
-    stats_dtypes_shapes = {
-        "tune": (bool, []),
-        "accept": (np.float64, []),
-        "accepted": (np.float64, []),
-        "scaling": (np.float64, []),
-        "swap_rate": (np.float64, []),
-        "round_trips": (np.int64, []),
-        "betas": (object, None),
-        "rung_loglik": (object, None),
-        "rung_accept": (object, None),
-        "rung_scaling": (object, None),
-        "rung_replica": (object, None),
-        "swap_accept": (object, None),
-        "swap_accepted": (object, None),
-    }
+    stats_dtypes_shapes = exchange_stats.STATS_DTYPES_SHAPES
     _state_class = ExchangeMCState
 
     def __init__(
@@ -221,117 +171,35 @@ class ExchangeMC(ArrayStepShared):
         if initial_point is None:
             initial_point = model.initial_point()
         vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
-        check_all_free_continuous(model, vars, "ExchangeMC")
-        refuse_minibatch(model, "ExchangeMC")
-        if not has_likelihood(model):
-            raise ValueError(
-                "ExchangeMC needs likelihood terms (observed variables or Potentials that depend "
-                "on the free variables): tempering a model without them does nothing. Add "
-                "`observed=` data, or sample the prior with pm.sample_prior_predictive."
-            )
-
-        self.betas = make_ladder(betas, n_rungs, ladder)
-        self.adaptive_ladder = ladder == "adaptive"
-        if adapt_n_rungs and not self.adaptive_ladder:
-            raise ValueError(
-                "`adapt_n_rungs=True` needs ladder='adaptive': the number of rungs is chosen "
-                "from the barrier that the adaptive rounds measure."
-            )
-        self.adapt_n_rungs = bool(adapt_n_rungs)
-        # per-rung stats keep one length for every chain: padded up to max_rungs when the
-        # number of rungs is tuned, since chains tune separately and may settle differently
-        self.max_rungs = max(2 * self.betas.size, 64) if self.adapt_n_rungs else self.betas.size
-        improper = improper_priors(model)
-        if self.betas[0] == 0 and improper:
-            raise ValueError(
-                f"The ladder starts at beta = 0, where rung 1 samples the prior, but {improper} "
-                "have improper priors (Flat/HalfFlat). Give them proper priors, or pass `betas=` "
-                "starting above 0 (the evidence then cannot be computed from this run)."
-            )
-        if swap_scheme not in SWAP_SCHEMES:
-            raise ValueError(f"`swap_scheme` must be one of {SWAP_SCHEMES}, got {swap_scheme!r}.")
-        if isinstance(sweeps_per_draw, bool) or not isinstance(sweeps_per_draw, int | np.integer):
-            raise ValueError(
-                f"`sweeps_per_draw` must be a positive integer, got {sweeps_per_draw!r}."
-            )
-        if sweeps_per_draw < 1:
-            raise ValueError(
-                f"`sweeps_per_draw` must be a positive integer, got {sweeps_per_draw}."
-            )
-        if init not in ("prior", "jitter"):
-            raise ValueError(f"`init` must be 'prior' or 'jitter', got {init!r}.")
-        if explorer not in EXPLORERS:
-            raise ValueError(f"`explorer` must be one of {EXPLORERS}, got {explorer!r}.")
-        if ladder_objective not in LADDER_OBJECTIVES:
-            raise ValueError(
-                f"`ladder_objective` must be one of {LADDER_OBJECTIVES}, got {ladder_objective!r}."
-            )
-
-        model = modelcontext(model)
-        if initial_point is None:
-            initial_point = model.initial_point()
-        vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
-        check_all_free_continuous(model, vars, "ExchangeMC")
-        refuse_minibatch(model, "ExchangeMC")
-        if not has_likelihood(model):
-            raise ValueError(
-                "ExchangeMC needs likelihood terms (observed variables or Potentials that depend "
-                "on the free variables): tempering a model without them does nothing. Add "
-                "`observed=` data, or sample the prior with pm.sample_prior_predictive."
-            )
-        self.betas = make_ladder(betas, n_rungs, ladder)
-        self.adaptive_ladder = ladder == "adaptive"
-        if adapt_n_rungs and not self.adaptive_ladder:
-            raise ValueError(
-                "`adapt_n_rungs=True` needs ladder='adaptive': the number of rungs is chosen "
-                "from the barrier that the adaptive rounds measure."
-            )
-        self.adapt_n_rungs = bool(adapt_n_rungs)
-        # per-rung stats keep one length for every chain: padded up to max_rungs when the
-        # number of rungs is tuned, since chains tune separately and may settle differently
-        self.max_rungs = max(2 * self.betas.size, 64) if self.adapt_n_rungs else self.betas.size
-        improper = improper_priors(model)
-        if self.betas[0] == 0 and improper:
-            raise ValueError(
-                f"The ladder starts at beta = 0, where rung 1 samples the prior, but {improper} "
-                "have improper priors (Flat/HalfFlat). Give them proper priors, or pass `betas=` "
-                "starting above 0 (the evidence then cannot be computed from this run)."
-            )
-        _check_options(swap_scheme, sweeps_per_draw, init, explorer, ladder_objective)
-        explorer_class = EXPLORERS[explorer]
+        check_model(model, vars)
+        options = exchange_options(
+            model, betas=betas, n_rungs=n_rungs, ladder=ladder,
+            ladder_objective=ladder_objective, adapt_n_rungs=adapt_n_rungs,
+            swap_scheme=swap_scheme, sweeps_per_draw=sweeps_per_draw, init=init,
+            explorer=explorer,
+        )  # fmt: skip
+        self.betas = options.betas
+        self.adaptive_ladder, self.adapt_n_rungs = options.adaptive_ladder, options.adapt_n_rungs
+        self.max_rungs = options.max_rungs
+        explorer_class = EXPLORERS[options.explorer]
         self.density = compile_tempered_density(
             model, vars, initial_point, compile_kwargs, gradient=explorer_class.needs_gradient
         )
         self.explorer = explorer_class(self.density)
-        self._configure(prior_rung, target_accept, scaling)
-        self.ladder_objective = ladder_objective
-        self.swap_scheme = swap_scheme
-        self.sweeps_per_draw = int(sweeps_per_draw)
-        self.init = init if self.density.can_sample_prior() else "jitter"
+        settings = local_settings(
+            prior_rung, target_accept, scaling, betas=self.betas, density=self.density,
+            default_target_accept=self.explorer.default_target_accept(self.density.n_params),
+        )  # fmt: skip
+        self.prior_rung, self.target_accept = settings.prior_rung, settings.target_accept
+        self._initial_log_scaling = settings.initial_log_scaling
+        self.ladder_objective = options.ladder_objective
+        self.swap_scheme = options.swap_scheme
+        self.sweeps_per_draw = options.sweeps_per_draw
+        self.init = options.init if self.density.can_sample_prior() else "jitter"
         self._initial_betas = self.betas.copy()
         self.tune = True
         self._reset_chain(tune_draws=0)
         super().__init__(vars, {}, blocked=blocked, rng=rng)
-
-    def _configure(self, prior_rung, target_accept, scaling):
-        n_params = self.density.n_params
-        can_prior = self.betas[0] == 0 and self.density.can_sample_prior()
-        if prior_rung and not can_prior:
-            raise ValueError(
-                "`prior_rung=True` needs a ladder starting at beta = 0 and a model whose prior "
-                "can be forward-sampled; pass prior_rung=False."
-            )
-        self.prior_rung = can_prior if prior_rung is None else bool(prior_rung)
-        if target_accept is None:
-            target_accept = self.explorer.default_target_accept(n_params)
-        if not 0 < target_accept < 1:
-            raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept}.")
-        if scaling is None:
-            scaling = 2.38 / np.sqrt(n_params)
-        if not np.isfinite(scaling) or scaling <= 0:
-            raise ValueError(f"`scaling` must be a positive finite number, got {scaling}.")
-        self.target_accept = float(target_accept)
-        self._initial_log_scaling = float(np.log(scaling))
 
     # -- per-chain state -------------------------------------------------------------------------
     def _reset_chain(self, tune_draws: int):
@@ -375,31 +243,14 @@ class ExchangeMC(ArrayStepShared):
         return self.replicas.loglik
 
     def _init_replicas(self, q0: np.ndarray):
-        n_rungs, n_params = self.betas.size, self.density.n_params
-        if self.init == "prior":
-            x = self.density.sample_prior(n_rungs, self.rng)
-        else:
-            x = q0 + self.rng.uniform(-1, 1, size=(n_rungs, n_params))
-        x[-1] = q0
-        logprior, loglik = self.density.batch(x)
-        if not (np.isfinite(logprior[-1]) and np.isfinite(loglik[-1])):
-            raise ValueError(
-                "The start point has a non-finite log density (log prior "
-                f"{logprior[-1]}, log-likelihood {loglik[-1]}) at "
-                f"{self.density.to_point(q0)}. Pass `initvals=` to pm.sample with a valid point."
-            )
-        bad = ~admissible(logprior, loglik, self.betas)
-        x[bad], logprior[bad], loglik[bad] = q0, logprior[-1], loglik[-1]
-        aux = self.explorer.init_aux(x)
-        self.replicas = Replicas(x, aux, logprior, loglik, np.arange(n_rungs))
+        self.replicas = initial_replicas(
+            q0, self.betas, self.density, self.explorer, self.init, self.rng
+        )
 
     def _prior_draw(self):
         """One independent prior draw, from a buffer refilled in blocks (part of the state)."""
-        draws, pos = self.prior_draws
-        if pos >= len(draws):
-            draws, pos = self.density.sample_prior(PRIOR_BLOCK, self.rng), 0
-        self.prior_draws = PriorBuffer(draws, pos + 1)
-        return draws[pos]
+        draw, self.prior_draws = self.prior_draws.take(self.density, self.rng)
+        return draw
 
     # -- the step --------------------------------------------------------------------------------
     def astep(self, q0: RaveledVars):
@@ -415,30 +266,11 @@ class ExchangeMC(ArrayStepShared):
         return RaveledVars(self.replicas.x[-1].copy(), q0.point_map_info), [self._stats(record)]
 
     def _stats(self, record):
-        scaling = np.exp(self.scales.log_scaling)
-        if self.prior_rung:
-            scaling[0] = np.nan  # exact prior draws: no proposal scale
-        stats = {
-            "tune": self.tune,
-            "accept": record[ACCEPT, -1],
-            "accepted": record[ACCEPTED, -1],
-            "scaling": math.exp(self.scales.log_scaling[-1]),
-            "swap_rate": self.swaps.rate(),
-            "round_trips": self.recorder.count,
-            "betas": self.betas,
-            "rung_loglik": self.replicas.loglik.copy(),
-            "rung_accept": record[ACCEPT],
-            "rung_scaling": scaling,
-            "rung_replica": self.replicas.rung_replica.copy(),
-            "swap_accept": record[SWAP, :-1],
-            "swap_accepted": record[SWAPPED, :-1],
-        }
-        if self.adapt_n_rungs:
-            for name in RUNG_STATS:
-                stats[name] = _pad(stats[name], self.max_rungs)
-            for name in ("swap_accept", "swap_accepted"):
-                stats[name] = _pad(stats[name], self.max_rungs - 1)
-        return stats
+        return exchange_stats.draw_stats(
+            record, tune=self.tune, betas=self.betas, replicas=self.replicas,
+            log_scaling=self.scales.log_scaling, prior_rung=self.prior_rung, swaps=self.swaps,
+            recorder=self.recorder, max_rungs=self.max_rungs if self.adapt_n_rungs else None,
+        )  # fmt: skip
 
     def _sweep(self):
         """One sweep (local moves, one swap round), its tuning and the running counters.
@@ -469,28 +301,17 @@ class ExchangeMC(ArrayStepShared):
         return record
 
     def _several_sweeps(self):
-        """``sweeps_per_draw`` sweeps; their records averaged (swap rates over the sweeps that
-        proposed each pair, NaN for pairs never proposed)."""
-        n_rungs, n = self.betas.size, 0
-        rungs, pairs = [ACCEPT, ACCEPTED], [SWAP, SWAPPED]
+        """``sweeps_per_draw`` sweeps; their records averaged
+        (:class:`~pymc_tempering.step_methods.exchange_stats.SweepAverage`) over the sweeps
+        since tuning last resized the ladder."""
+        average = exchange_stats.SweepAverage(self.betas.size)
         for _ in range(self.sweeps_per_draw):
-            if n == 0 or self.betas.size != n_rungs:  # tuning may resize the ladder mid-draw
-                n_rungs, n = self.betas.size, 0
-                total, attempts = np.zeros((4, n_rungs)), np.zeros(n_rungs)
+            if self.betas.size != average.n_rungs:  # tuning may resize the ladder mid-draw
+                average = exchange_stats.SweepAverage(self.betas.size)
             record = self._sweep()
-            if record.shape[1] != self.betas.size:
-                continue  # the ladder was resized in this sweep: start counting again
-            n += 1
-            proposed = ~np.isnan(record[SWAP])
-            total[rungs] += record[rungs]
-            total[np.ix_(pairs, proposed)] += record[np.ix_(pairs, proposed)]
-            attempts += proposed
-        record = np.full((4, self.betas.size), np.nan)
-        if n == 0 or self.betas.size != n_rungs:
-            return record
-        record[rungs] = total[rungs] / n
-        record[pairs] = np.divide(total[pairs], attempts, out=record[pairs], where=attempts > 0)
-        return record
+            if record.shape[1] == self.betas.size:  # else resized in this sweep: not counted
+                average.add(record)
+        return average.result(self.betas.size)
 
     def _fused_sweep(self, proposal, draws, record):
         """The sweep's decisions: the compiled rules of :mod:`pymc_tempering.kernels.rules`."""
@@ -519,19 +340,10 @@ class ExchangeMC(ArrayStepShared):
         self.ladder_tuning = adaptation.next_ladder_round(rnd, self.betas.size, self.tune_sweeps)
 
     def _resize_rungs(self, old_betas):
-        """Give every rung of the new ladder ``self.betas`` the replica and proposal scales of
-        the nearest old rung (:func:`pymc_tempering.adaptation.nearest_rungs`)."""
-        n_rungs, n_params = self.betas.size, self.density.n_params
-        nearest = adaptation.nearest_rungs(self.betas, old_betas)
-        r = self.replicas
-        self.replicas = Replicas(r.x[nearest].copy(), r.aux[nearest].copy(), r.logprior[nearest],
-                                 r.loglik[nearest], np.arange(n_rungs))  # fmt: skip
-        self.scales = self.scales._replace(
-            log_scaling=self.scales.log_scaling[nearest].copy(),
-            param_scale=self.scales.param_scale[nearest].copy(),
-            moments=moments_init((n_rungs, n_params)),
+        self.replicas, self.scales = adaptation.resize_rungs(
+            self.betas, old_betas, self.replicas, self.scales
         )
-        self.recorder = RoundTripRecorder.empty(n_rungs)._replace(count=self.recorder.count)
+        self.recorder = RoundTripRecorder.empty(self.betas.size)._replace(count=self.recorder.count)
 
     # -- PyMC integration ------------------------------------------------------------------------
     @staticmethod
@@ -540,18 +352,5 @@ class ExchangeMC(ArrayStepShared):
             return Competence.COMPATIBLE
         return Competence.INCOMPATIBLE
 
-    @staticmethod
-    def _progressbar_config(n_chains=1):
-        fields = [
-            ("swap_rate", "Swap rate", ":0.2f", 0.0),
-            ("accept", "Accept", ":0.2f", 0.0),
-            ("round_trips", "Round trips", "", 0),
-        ]
-        return progress_columns(fields, n_chains)
-
-    @staticmethod
-    def _make_progressbar_update_functions():
-        def update_stats(step_stats):
-            return {k: step_stats[k] for k in ("swap_rate", "accept", "round_trips")}
-
-        return (update_stats,)
+    _progressbar_config = staticmethod(exchange_stats.progressbar_config)
+    _make_progressbar_update_functions = staticmethod(exchange_stats.progressbar_update_functions)

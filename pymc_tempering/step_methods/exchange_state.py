@@ -21,9 +21,18 @@ import numpy as np
 from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 
+from pymc_tempering.kernels.fused import Replicas
 from pymc_tempering.kernels.rules import NONE
+from pymc_tempering.kernels.rwm import admissible
+from pymc_tempering.step_methods._compile import PRIOR_BLOCK
 
-__all__ = ["ExchangeMCState", "PriorBuffer", "RoundTripRecorder", "SwapTally"]
+__all__ = [
+    "ExchangeMCState",
+    "PriorBuffer",
+    "RoundTripRecorder",
+    "SwapTally",
+    "initial_replicas",
+]
 
 
 class PriorBuffer(NamedTuple):
@@ -31,6 +40,14 @@ class PriorBuffer(NamedTuple):
 
     draws: np.ndarray  # (size, n_params)
     pos: int
+
+    def take(self, density, rng) -> tuple[np.ndarray, "PriorBuffer"]:
+        """The next draw and the buffer after it, refilled with ``PRIOR_BLOCK`` draws when
+        empty."""
+        draws, pos = self
+        if pos >= len(draws):
+            draws, pos = density.sample_prior(PRIOR_BLOCK, rng), 0
+        return draws[pos], PriorBuffer(draws, pos + 1)
 
 
 class RoundTripRecorder(NamedTuple):
@@ -74,3 +91,25 @@ class ExchangeMCState(StepMethodState):
     n_rungs_suggested: int
     sweeps_per_draw: int = field(metadata={"frozen": True})
     swap_scheme: str = field(metadata={"frozen": True})
+
+
+def initial_replicas(q0, betas, density, explorer, init, rng) -> Replicas:
+    """Replicas to start from: the top rung at the start point ``q0``, the others independent
+    prior draws (``init="prior"``) or ``q0`` plus U(-1, 1) jitter; any that is inadmissible on
+    its rung (:func:`pymc_tempering.kernels.rwm.admissible`) starts at ``q0`` instead."""
+    n_rungs, n_params = betas.size, density.n_params
+    if init == "prior":
+        x = density.sample_prior(n_rungs, rng)
+    else:
+        x = q0 + rng.uniform(-1, 1, size=(n_rungs, n_params))
+    x[-1] = q0
+    logprior, loglik = density.batch(x)
+    if not (np.isfinite(logprior[-1]) and np.isfinite(loglik[-1])):
+        raise ValueError(
+            "The start point has a non-finite log density (log prior "
+            f"{logprior[-1]}, log-likelihood {loglik[-1]}) at "
+            f"{density.to_point(q0)}. Pass `initvals=` to pm.sample with a valid point."
+        )
+    bad = ~admissible(logprior, loglik, betas)
+    x[bad], logprior[bad], loglik[bad] = q0, logprior[-1], loglik[-1]
+    return Replicas(x, explorer.init_aux(x), logprior, loglik, np.arange(n_rungs))

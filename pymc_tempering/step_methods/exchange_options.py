@@ -1,0 +1,129 @@
+"""ExchangeMC's arguments, checked once: the model checks and a typed options record.
+
+:func:`check_model` refuses the models tempering cannot run; :func:`exchange_options` checks
+every option that needs no compiled density, :func:`local_settings` those that need its size
+and the explorer's default acceptance rate. Each error names the argument and the fix.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pymc_tempering.adaptation import LADDER_OBJECTIVES
+from pymc_tempering.ladder import make_ladder
+from pymc_tempering.step_methods._compile import (
+    check_all_free_continuous,
+    has_likelihood,
+    improper_priors,
+    refuse_minibatch,
+)
+from pymc_tempering.step_methods.explorers import EXPLORERS
+from pymc_tempering.swap import SWAP_SCHEMES
+
+__all__ = ["ExchangeOptions", "LocalSettings", "check_model", "exchange_options", "local_settings"]
+
+INITS = ("prior", "jitter")
+
+
+@dataclass(frozen=True)
+class ExchangeOptions:
+    """The options of :class:`~pymc_tempering.step_methods.exchange.ExchangeMC`, checked."""
+
+    betas: np.ndarray  # the starting ladder
+    adaptive_ladder: bool
+    adapt_n_rungs: bool
+    max_rungs: int  # length of the per-rung stats (padded when the number of rungs is tuned)
+    ladder_objective: str
+    swap_scheme: str
+    sweeps_per_draw: int
+    init: str
+    explorer: str
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    """The local moves' settings that need the model's size and the explorer."""
+
+    prior_rung: bool
+    target_accept: float
+    initial_log_scaling: float
+
+
+def _check_choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(f"`{name}` must be one of {tuple(choices)}, got {value!r}.")
+
+
+def check_model(model, vars) -> None:
+    """Refuse models ExchangeMC cannot temper: discrete or partial ``vars``, minibatches, no
+    likelihood."""
+    check_all_free_continuous(model, vars, "ExchangeMC")
+    refuse_minibatch(model, "ExchangeMC")
+    if not has_likelihood(model):
+        raise ValueError(
+            "ExchangeMC needs likelihood terms (observed variables or Potentials that depend "
+            "on the free variables): tempering a model without them does nothing. Add "
+            "`observed=` data, or sample the prior with pm.sample_prior_predictive."
+        )
+
+
+def exchange_options(
+    model, *, betas, n_rungs, ladder, ladder_objective, adapt_n_rungs, swap_scheme,
+    sweeps_per_draw, init, explorer,
+) -> ExchangeOptions:  # fmt: skip
+    """The ladder and every option that needs no compiled density, checked in this order."""
+    betas = make_ladder(betas, n_rungs, ladder)
+    adaptive = ladder == "adaptive"
+    if adapt_n_rungs and not adaptive:
+        raise ValueError(
+            "`adapt_n_rungs=True` needs ladder='adaptive': the number of rungs is chosen "
+            "from the barrier that the adaptive rounds measure."
+        )
+    improper = improper_priors(model)
+    if betas[0] == 0 and improper:
+        raise ValueError(
+            f"The ladder starts at beta = 0, where rung 1 samples the prior, but {improper} "
+            "have improper priors (Flat/HalfFlat). Give them proper priors, or pass `betas=` "
+            "starting above 0 (the evidence then cannot be computed from this run)."
+        )
+    _check_choice("swap_scheme", swap_scheme, SWAP_SCHEMES)
+    if (
+        isinstance(sweeps_per_draw, bool)
+        or not isinstance(sweeps_per_draw, int | np.integer)
+        or sweeps_per_draw < 1
+    ):
+        raise ValueError(f"`sweeps_per_draw` must be a positive integer, got {sweeps_per_draw!r}.")
+    _check_choice("init", init, INITS)
+    _check_choice("explorer", explorer, EXPLORERS)
+    _check_choice("ladder_objective", ladder_objective, LADDER_OBJECTIVES)
+    # chains tune separately and may settle on different numbers of rungs: the per-rung stats
+    # keep one length for all of them
+    max_rungs = max(2 * betas.size, 64) if adapt_n_rungs else betas.size
+    return ExchangeOptions(
+        betas, adaptive, bool(adapt_n_rungs), max_rungs, ladder_objective, swap_scheme,
+        int(sweeps_per_draw), init, explorer,
+    )  # fmt: skip
+
+
+def local_settings(
+    prior_rung, target_accept, scaling, *, betas, density, default_target_accept
+) -> LocalSettings:
+    """``prior_rung`` (default: wherever possible), ``target_accept`` (default: the explorer's
+    ``default_target_accept``) and the initial proposal scale (default ``2.38 / sqrt(d)``)."""
+    n_params = density.n_params
+    can_prior = betas[0] == 0 and density.can_sample_prior()
+    if prior_rung and not can_prior:
+        raise ValueError(
+            "`prior_rung=True` needs a ladder starting at beta = 0 and a model whose prior "
+            "can be forward-sampled; pass prior_rung=False."
+        )
+    if target_accept is None:
+        target_accept = default_target_accept
+    if not 0 < target_accept < 1:
+        raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept}.")
+    if scaling is None:
+        scaling = 2.38 / np.sqrt(n_params)
+    if not np.isfinite(scaling) or scaling <= 0:
+        raise ValueError(f"`scaling` must be a positive finite number, got {scaling}.")
+    prior_rung = can_prior if prior_rung is None else bool(prior_rung)
+    return LocalSettings(bool(prior_rung), float(target_accept), float(np.log(scaling)))

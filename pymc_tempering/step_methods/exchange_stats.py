@@ -1,0 +1,123 @@
+"""ExchangeMC's stats: their dtypes, one draw's stats from a sweep record, and the average of
+several sweeps' records when ``sweeps_per_draw > 1``.
+
+A sweep record is a ``(4, n_rungs)`` array (:func:`pymc_tempering.kernels.fused.finish_sweep`):
+rows ``ACCEPT`` and ``ACCEPTED`` per rung (local acceptance probability, 1.0 / 0.0 accepted),
+rows ``SWAP`` and ``SWAPPED`` per neighbouring pair in the first ``n_rungs - 1`` columns (swap
+acceptance probability, 1.0 / 0.0 swapped; NaN for pairs not proposed).
+"""
+
+import math
+
+import numpy as np
+
+from pymc_tempering.kernels.fused import ACCEPT, ACCEPTED, SWAP, SWAPPED
+from pymc_tempering.step_methods._progress import progress_columns
+
+__all__ = ["STATS_DTYPES_SHAPES", "RUNG_STATS", "SweepAverage", "draw_stats", "progressbar_config"]
+
+STATS_DTYPES_SHAPES = {
+    "tune": (bool, []),
+    "accept": (np.float64, []),
+    "accepted": (np.float64, []),
+    "scaling": (np.float64, []),
+    "swap_rate": (np.float64, []),
+    "round_trips": (np.int64, []),
+    "betas": (object, None),
+    "rung_loglik": (object, None),
+    "rung_accept": (object, None),
+    "rung_scaling": (object, None),
+    "rung_replica": (object, None),
+    "swap_accept": (object, None),
+    "swap_accepted": (object, None),
+}
+RUNG_STATS = ("betas", "rung_loglik", "rung_accept", "rung_scaling", "rung_replica")
+PAIR_STATS = ("swap_accept", "swap_accepted")
+PROGRESS_STATS = ("swap_rate", "accept", "round_trips")
+
+
+def _pad(values, length):
+    """``values`` padded to ``length`` with NaN (-1 for integer replica ids)."""
+    fill = -1 if values.dtype.kind == "i" else np.nan
+    out = np.full(length, fill, dtype=values.dtype)
+    out[: values.size] = values
+    return out
+
+
+def draw_stats(record, *, tune, betas, replicas, log_scaling, prior_rung, swaps, recorder,
+               max_rungs=None) -> dict:  # fmt: skip
+    """One draw's stats from its (averaged) sweep record and the sampler's state.
+
+    ``max_rungs``: pad the per-rung stats to this length (the number of rungs is tuned).
+    """
+    scaling = np.exp(log_scaling)
+    if prior_rung:
+        scaling[0] = np.nan  # exact prior draws: no proposal scale
+    stats = {
+        "tune": tune,
+        "accept": record[ACCEPT, -1],
+        "accepted": record[ACCEPTED, -1],
+        "scaling": math.exp(log_scaling[-1]),
+        "swap_rate": swaps.rate(),
+        "round_trips": recorder.count,
+        "betas": betas,
+        "rung_loglik": replicas.loglik.copy(),
+        "rung_accept": record[ACCEPT],
+        "rung_scaling": scaling,
+        "rung_replica": replicas.rung_replica.copy(),
+        "swap_accept": record[SWAP, :-1],
+        "swap_accepted": record[SWAPPED, :-1],
+    }
+    if max_rungs is not None:
+        for name in RUNG_STATS:
+            stats[name] = _pad(stats[name], max_rungs)
+        for name in PAIR_STATS:
+            stats[name] = _pad(stats[name], max_rungs - 1)
+    return stats
+
+
+class SweepAverage:
+    """Running average of sweep records on one ladder: per-rung rows over every sweep, swap
+    rows over the sweeps that proposed each pair (NaN for pairs never proposed)."""
+
+    RUNGS, PAIRS = [ACCEPT, ACCEPTED], [SWAP, SWAPPED]
+
+    def __init__(self, n_rungs: int):
+        self.n_rungs, self.n = n_rungs, 0
+        self.total, self.attempts = np.zeros((4, n_rungs)), np.zeros(n_rungs)
+
+    def add(self, record):
+        rungs, pairs = self.RUNGS, self.PAIRS
+        proposed = ~np.isnan(record[SWAP])
+        self.total[rungs] += record[rungs]
+        self.total[np.ix_(pairs, proposed)] += record[np.ix_(pairs, proposed)]
+        self.attempts += proposed
+        self.n += 1
+
+    def result(self, n_rungs: int):
+        """The averaged record; all NaN if no sweep was added or the ladder has ``n_rungs``
+        other than the records'."""
+        record = np.full((4, n_rungs), np.nan)
+        if self.n == 0 or n_rungs != self.n_rungs:
+            return record
+        rungs, pairs, total, attempts = self.RUNGS, self.PAIRS, self.total, self.attempts
+        record[rungs] = total[rungs] / self.n
+        record[pairs] = np.divide(total[pairs], attempts, out=record[pairs], where=attempts > 0)
+        return record
+
+
+def progressbar_config(n_chains=1):
+    """PyMC's progress-bar columns for ExchangeMC."""
+    fields = [
+        ("swap_rate", "Swap rate", ":0.2f", 0.0),
+        ("accept", "Accept", ":0.2f", 0.0),
+        ("round_trips", "Round trips", "", 0),
+    ]
+    return progress_columns(fields, n_chains)
+
+
+def progressbar_update_functions():
+    def update_stats(step_stats):
+        return {k: step_stats[k] for k in PROGRESS_STATS}
+
+    return (update_stats,)
