@@ -4,7 +4,9 @@ r"""WBIC and the learning coefficient from an ExchangeMC run (Watanabe 2013).
 DataTree (:func:`pymc_tempering.tempering_dataset`) and return labelled xarray Datasets with
 Monte Carlo standard errors, like :func:`pymc_tempering.thermodynamic_integration`. The maths
 is in :mod:`pymc_tempering.kernels.slt`; the MCSE is the evidence module's (ArviZ's ESS of the
-per-draw terms, with the spread of the chain means as a floor from 4 chains on).
+per-draw terms, with the spread of the chain means as a floor from 4 chains on). :func:`wbic`
+also reads a one-temperature run (MALA, ULA or SGLD at ``beta=`` :math:`\beta^*`) through
+:mod:`pymc_tempering._one_temperature`.
 """
 
 import warnings
@@ -14,6 +16,7 @@ import xarray as xr
 
 from pymc_tempering._evidence_checks import EvidenceWarning
 from pymc_tempering._fingerprint import observed_fingerprint
+from pymc_tempering._one_temperature import is_ladder_run, one_temperature_loglik
 from pymc_tempering._trace import has_per_chain_ladders, tempering_dataset
 from pymc_tempering.evidence import _mcse
 from pymc_tempering.kernels.slt import (
@@ -100,7 +103,7 @@ def _warn(problems, what):
     return text
 
 
-def wbic(data, n_obs=None) -> xr.Dataset:
+def wbic(data, n_obs=None, *, model=None) -> xr.Dataset:
     r"""Watanabe's widely applicable Bayesian information criterion, with its MCSE.
 
     :math:`\mathrm{WBIC} = E_{\beta^*}[-\ell(w)]`, :math:`\beta^* = 1/\log n`, the mean of minus
@@ -113,29 +116,49 @@ def wbic(data, n_obs=None) -> xr.Dataset:
     Parameters
     ----------
     data : DataTree or Dataset
-        The result of ``pm.sample(step=pmt.ExchangeMC(betas=...))``, best with a ladder that
-        holds :math:`\beta^*` (:func:`pymc_tempering.wbic_ladder`); its ``sample_stats``; or
-        :func:`pymc_tempering.tempering_dataset`'s output. Without a rung at :math:`\beta^*` the
-        value is read from the nearest rung below by importance weights, with a warning that
-        says which rung and how much ESS is lost.
+        Either a ladder: the result of ``pm.sample(step=pmt.ExchangeMC(betas=...))``, best with
+        a ladder that holds :math:`\beta^*` (:func:`pymc_tempering.wbic_ladder`), its
+        ``sample_stats``, or :func:`pymc_tempering.tempering_dataset`'s output; without a rung
+        at :math:`\beta^*` the value is read from the nearest rung below by importance
+        weights, with a warning that says which rung and how much ESS is lost. Or a
+        one-temperature run: the DataTree of ``pm.sample(step=pmt.MALA(beta=b))`` (or
+        ``pmt.ULA``, ``pmt.SGLD``) with ``b = pmt.wbic_beta(n_obs)``; its ``sample_stats.beta``
+        must equal :math:`\beta^*` (a ``ValueError`` names the run's beta otherwise).
     n_obs : int, optional
         Number of observations :math:`n`; read from ``observed_data`` when None. Required when
         the likelihood is a ``pm.Potential``.
+    model : pm.Model, optional
+        One-temperature runs only: the full-data model (no ``pm.Minibatch``), whose
+        ``datalogp`` (observed variables and Potentials, as ExchangeMC records per rung) is
+        evaluated at every posterior draw; default the model in context. Without one, the
+        run's ``log_likelihood`` group (``pm.compute_log_likelihood``) is summed per draw: it
+        holds the observed variables only, so a likelihood written as a ``pm.Potential`` needs
+        ``model``.
 
     Returns
     -------
     xarray.Dataset
         ``wbic``, ``mcse``, ``ess``, ``log_marginal_likelihood`` (:math:`-\mathrm{WBIC}`, for
         :func:`pymc_tempering.compare_evidence`, labelled an approximation) and ``beta``
-        (:math:`\beta^*`); attrs ``n_obs``, ``source_rung``, ``source_beta``,
+        (:math:`\beta^*`); attrs ``n_obs``, ``source_rung`` (-1 for a one-temperature run),
+        ``source_beta``,
         ``ess_fraction`` (share of the source rung's ESS kept by reweighting, 1 on a rung at
         :math:`\beta^*`), ``method`` = ``"WBIC approximation"``, ``approximation``,
-        ``warning``.
+        ``source`` (``"ladder"`` or ``"one temperature"``), ``loglik_source`` (one
+        temperature: ``"model"`` or ``"log_likelihood group"``), ``warning``.
 
     Warns
     -----
     EvidenceWarning
-        When :math:`\beta^*` was read from another rung, or the ESS is below 100.
+        When :math:`\beta^*` was read from another rung, the ESS is below 100, or a
+        one-temperature run comes from an unadjusted sampler (ULA, SGLD: no ``accept``
+        stat), whose step size biases the draws by an amount the MCSE does not include.
+
+    Raises
+    ------
+    ValueError
+        When a one-temperature run's ``beta`` is not :math:`\beta^*`, the DataTree holds
+        neither rung traces nor a ``beta`` stat, or no log-likelihood can be evaluated.
 
     Examples
     --------
@@ -143,16 +166,24 @@ def wbic(data, n_obs=None) -> xr.Dataset:
     >>> with tests.targets.singular_model(n, d=2):                         # doctest: +SKIP
     ...     idata = pm.sample(step=pmt.ExchangeMC(betas=pmt.wbic_ladder(n)))
     >>> pmt.wbic(idata, n_obs=n)                                           # doctest: +SKIP
+    >>> with tests.targets.singular_model(n, d=2) as model:                 # doctest: +SKIP
+    ...     one = pm.sample(step=pmt.MALA(beta=pmt.wbic_beta(n)))
+    >>> pmt.wbic(one, n_obs=n, model=model)                                # doctest: +SKIP
     """
     n = observation_count(data, n_obs)
-    ds, betas, loglik = _ladder(data)
     beta = wbic_beta(n)
-    rung, reweighted = _source_rung(betas, beta)
-    terms, ess_fraction = wbic_draws(loglik[..., rung], beta - betas[rung])
+    if not is_ladder_run(data):
+        terms, problems, source = one_temperature_loglik(data, n, model)
+        terms = -terms
+        rung, source_beta, ess_fraction = -1, beta, 1.0
+    else:
+        _, betas, loglik = _ladder(data)
+        rung, reweighted = _source_rung(betas, beta)
+        terms, ess_fraction = wbic_draws(loglik[..., rung], beta - betas[rung])
+        source_beta, source, problems = float(betas[rung]), {"source": "ladder"}, []
+        if reweighted:
+            problems.append(_reweighting_problem("WBIC", beta, betas, rung, ess_fraction))
     mcse, ess = _mcse(terms)
-    problems = []
-    if reweighted:
-        problems.append(_reweighting_problem("WBIC", beta, betas, rung, ess_fraction))
     if ess < MIN_ESS:
         problems.append(f"its ESS is {float(ess):.0f} (< {MIN_ESS}): draw more")
     value = float(terms.mean())
@@ -167,8 +198,9 @@ def wbic(data, n_obs=None) -> xr.Dataset:
         attrs={
             "n_obs": n,
             "source_rung": rung,
-            "source_beta": float(betas[rung]),
+            "source_beta": source_beta,
             "ess_fraction": ess_fraction,
+            **source,
             "method": "WBIC approximation",
             "approximation": True,
             "ladder_start": 0.0,  # an approximation of log Z itself, whatever the ladder

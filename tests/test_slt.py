@@ -235,3 +235,98 @@ def test_compare_evidence_and_plot_take_the_results(run):
     assert len(ax.lines) >= 3
     with pytest.raises(ValueError, match="learning_coefficient"):
         plot_learning_coefficient(wbic(idata, n_obs=N_OBS))
+
+
+# --- one-temperature runs: MALA, ULA, SGLD at beta* ----------------------------------------------
+def _one_temperature_run(model, step, seed, draws):
+    with model, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pm.sample(
+            step=step, draws=draws, tune=1000, chains=2, cores=1, random_seed=seed,
+            progressbar=False, compute_convergence_checks=False,
+        )  # fmt: skip
+
+
+def test_wbic_from_mala_at_beta_star_and_a_wrong_beta_fails():
+    """MALA at beta* on the regular model (exact WBIC n d / (1 + 2 n beta*)): within 4 MCSE.
+    The same run at beta = 1 ("n instead of n beta*") is refused with its beta named, and its
+    mean of -loglik lies far outside 4 MCSE of the exact WBIC, so the refusal is needed."""
+    n, d = 1000, 2
+    truth = exact_wbic(partial(regular_power_moments, n, d=d), n)
+    model = _regular_model(n, d)
+    idata = _one_temperature_run(model, pmt.MALA(model=model, beta=wbic_beta(n)), SEED, 2000)
+    np.testing.assert_array_equal(idata.sample_stats["beta"].values, wbic_beta(n))
+    res = wbic(idata, n_obs=n, model=model)
+    assert res.attrs["source"] == "one temperature" and res.attrs["loglik_source"] == "model"
+    assert res.attrs["warning"] == "" and res.attrs["source_rung"] == -1
+    assert abs(float(res.wbic) - truth) < 4 * float(res.mcse), (float(res.wbic), truth)
+    with model:  # the model from the context
+        assert float(wbic(idata, n_obs=n).wbic) == float(res.wbic)
+
+    wrong = _one_temperature_run(model, pmt.MALA(model=model, beta=1.0), SEED, 1000)
+    with pytest.raises(ValueError, match=r"sampled at beta = 1 .*wbic_beta\(1000\)"):
+        wbic(wrong, n_obs=n, model=model)
+    minus_loglik = n * (wrong.posterior["w"].values ** 2).sum(-1)  # what it would have read
+    from pymc_tempering.evidence import _mcse
+
+    assert abs(minus_loglik.mean() - truth) > 4 * _mcse(minus_loglik)[0]
+
+
+def _quartic_data_model(y, batch_size=None):
+    """y_i ~ N(w^2, 1): with centred y, loglik(w) = loglik(0) - (n/2) w^4, singular (lambda
+    1/4, not d/2 = 1/2)."""
+    with pm.Model() as model:
+        w = pm.Normal("w", 0.0, 1.0)
+        if batch_size is None:
+            pm.Normal("y", w**2, 1.0, observed=y)
+        else:
+            batch = pm.Minibatch(y, batch_size=batch_size)
+            pm.Normal("y", w**2, 1.0, observed=batch, total_size=len(y))
+    return model
+
+
+@pytest.mark.slow
+def test_wbic_from_minibatch_sgld_at_beta_star():
+    """devinterp's setting: SGLD on pm.Minibatch data at beta*, the loglik evaluated on the
+    full-data model: within 4 MCSE of the exact WBIC, with the unadjusted-sampler warning; the
+    log_likelihood group (pm.compute_log_likelihood) gives the same number."""
+    n = 1000
+    y = np.random.default_rng(SEED).normal(size=n)
+    y -= y.mean()
+    full = _quartic_data_model(y)
+    truth = -stats.norm.logpdf(y).sum() + exact_wbic(
+        partial(monomial_power_moments, n / 2, k=(2,)), n
+    )
+    minibatch = _quartic_data_model(y, batch_size=100)
+    step = pmt.SGLD(model=minibatch, beta=wbic_beta(n), step_size=1e-3, schedule="constant")
+    idata = _one_temperature_run(minibatch, step, SEED, 6000)
+    with pytest.warns(EvidenceWarning, match="unadjusted sampler"):
+        res = wbic(idata, n_obs=n, model=full)
+    assert abs(float(res.wbic) - truth) < 4 * float(res.mcse), (float(res.wbic), truth)
+    with pytest.raises(ValueError, match="pm.Minibatch"):
+        wbic(idata, n_obs=n, model=minibatch)
+
+    some = idata.isel(draw=slice(0, None, 50))
+    with pytest.raises(ValueError, match="pass model=.*compute_log_likelihood"):
+        wbic(some, n_obs=n)
+    pm.compute_log_likelihood(some, model=full, progressbar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        from_group, from_model = wbic(some, n_obs=n), wbic(some, n_obs=n, model=full)
+    assert from_group.attrs["loglik_source"] == "log_likelihood group"
+    assert float(from_group.wbic) == pytest.approx(float(from_model.wbic), rel=1e-10)
+
+
+def test_wbic_refuses_runs_without_beta_star():
+    n = 100
+    with _regular_model(n, 1) as model:
+        ula = pm.sample(step=pmt.ULA(step_size=1e-3, beta=0.3), draws=20, tune=0, chains=1,
+                        progressbar=False, random_seed=1)  # fmt: skip
+        nuts = pm.sample(draws=20, tune=20, chains=1, progressbar=False, random_seed=1)
+    with pytest.raises(ValueError, match="sampled at beta = 0.3 .*1/log n = 0.217"):
+        wbic(ula, n_obs=n, model=model)
+    with pytest.raises(ValueError, match="neither ExchangeMC's rung traces.*MALA"):
+        wbic(nuts, n_obs=n, model=model)
+    with pytest.raises(ValueError, match="whole DataTree"):
+        wbic(ula.sample_stats.to_dataset().assign(beta=lambda s: s.beta * 0 + wbic_beta(n)),
+             n_obs=n)  # fmt: skip

@@ -308,7 +308,8 @@ class ULA(_Langevin):
 
     Stats, per draw: ``tune`` (bool), ``step_size`` (the :math:`h` used), ``diverging`` (bool),
     ``divergences`` (running count after tuning), ``model_logp`` (logprior + beta * loglik
-    of the recorded state; ``lp`` in the DataTree, as for NUTS) and ``warning`` (a
+    of the recorded state; ``lp`` in the DataTree, as for NUTS), ``beta`` (the run's inverse
+    temperature, which :func:`pymc_tempering.wbic` checks) and ``warning`` (a
     ``SamplerWarning`` on divergent draws; PyMC drops it from the DataTree unless
     ``keep_warning_stat=True``).
 
@@ -332,6 +333,7 @@ class ULA(_Langevin):
         "diverging": (bool, []),
         "divergences": (int, []),  # NUTS declares `int`: compound steps need one dtype
         "model_logp": (np.float64, []),
+        "beta": (np.float64, []),  # the run's inverse temperature, for pmt.wbic
         "warning": (SamplerWarning, None),
     }
     _state_class = ULAState
@@ -437,6 +439,7 @@ class ULA(_Langevin):
             "diverging": diverging,
             "divergences": self.divergences,
             "model_logp": logp_y,
+            "beta": self.beta,
             "warning": warning,
         }
         return RaveledVars(y.copy(), q0.point_map_info), [stats]
@@ -551,7 +554,8 @@ class MALA(_Langevin):
     last); ``step_size_bar`` (the dual-averaged step size, frozen after tuning); ``diverging``
     (bool, any transition diverged); ``divergences`` (running count of divergent transitions
     after tuning); ``model_logp`` (logprior + beta * loglik of the recorded
-    state); ``scaling_min`` and ``scaling_max`` (extremes of :math:`M`'s diagonal), and
+    state); ``beta`` (the run's inverse temperature, which :func:`pymc_tempering.wbic`
+    checks); ``scaling_min`` and ``scaling_max`` (extremes of :math:`M`'s diagonal), and
     ``warning`` (a ``SamplerWarning`` on divergent draws; PyMC drops it from the DataTree unless
     ``keep_warning_stat=True``). PyMC reports divergences after tuning at the end of sampling.
 
@@ -585,6 +589,7 @@ class MALA(_Langevin):
         "diverging": (bool, []),
         "divergences": (int, []),  # NUTS declares `int`: compound steps need one dtype
         "model_logp": (np.float64, []),
+        "beta": (np.float64, []),  # the run's inverse temperature, for pmt.wbic
         "scaling_min": (np.float64, []),
         "scaling_max": (np.float64, []),
         "warning": (SamplerWarning, None),
@@ -707,6 +712,7 @@ class MALA(_Langevin):
             "diverging": diverging,
             "divergences": self.divergences,
             "model_logp": logp,
+            "beta": self.beta,
             "scaling_min": self._scaling_range[0],
             "scaling_max": self._scaling_range[1],
             "warning": warning,

@@ -155,7 +155,8 @@ class SGLD(ArrayStepShared):
     ``(chain, draw, <name>_dim_0)``); ``diverging``: the move led to a state whose value, log
     density or gradient is not finite (e.g. a zero-density region, or a step size so large
     that the chain blows up); the move is discarded, the chain stays at its last valid state,
-    and the first such move of a chain raises a ``UserWarning``.
+    and the first such move of a chain raises a ``UserWarning``; ``beta`` (the run's inverse
+    temperature, which :func:`pymc_tempering.wbic` checks).
 
     Each step evaluates the gradient (and log density) at the state it moves to, and the next
     step reuses it: one compiled call per step, two when other step methods sample some of the
@@ -186,6 +187,7 @@ class SGLD(ArrayStepShared):
         "grad_noise_var": (object, None),
         "injected_noise_var": (object, None),
         "diverging": (bool, []),
+        "beta": (np.float64, []),  # the run's inverse temperature, for pmt.wbic
     }
     _state_class = SGLDState
 
@@ -457,6 +459,7 @@ class SGLD(ArrayStepShared):
             "grad_noise_var": grad_noise,
             "injected_noise_var": eps * self.precond,
             "diverging": diverging,
+            "beta": self.beta,
         }
         # arrays are never changed in place, so the state can be handed out without a copy
         return RaveledVars(x_new, q0.point_map_info), [stats]
