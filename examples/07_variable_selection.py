@@ -155,7 +155,7 @@ def run(args, models):
 
     settings = QUICK_SETTINGS if args.quick else SETTINGS
     cluster = LocalCluster(
-        n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0"
     )
     with cluster, Client(cluster) as client, warnings.catch_warnings():
         warnings.simplefilter("ignore", EvidenceWarning)  # counted from the table below

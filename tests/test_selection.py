@@ -55,7 +55,7 @@ def reference():
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     )
     with cluster, distributed.Client(cluster) as client:
         yield client
@@ -176,12 +176,20 @@ def test_resume_after_kill_recomputes_nothing(reference, tmp_path):
 
 
 def test_keyboard_interrupt_keeps_finished_models(reference, tmp_path):
+    """Ctrl-C while the second model samples: the first stays stored, the second is not stored
+    truncated, and the rerun finishes the table."""
     store = tmp_path / "store"
 
+    def sampling_now():
+        frame = sys._current_frames().get(threading.main_thread().ident)
+        while frame is not None and frame.f_code.co_name != "_iter_sample":
+            frame = frame.f_back
+        return frame is not None
+
     def interrupt_when_one_is_stored():
-        while not store_files(store):
-            time.sleep(0.01)
-        _thread.interrupt_main()  # as Ctrl-C, while the next model samples
+        while not (store_files(store) and sampling_now()):
+            time.sleep(0.002)
+        _thread.interrupt_main()  # Ctrl-C inside pm.sample's loop, which swallows it per chain
 
     threading.Thread(target=interrupt_when_one_is_stored, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
