@@ -2,7 +2,8 @@
 
 PyMC stores array-valued sampler stats with dims ``<stat>_dim_0``; this module is the one place
 that knows those raw names and turns them into ``rung`` / ``rung_pair`` dims with a ``beta``
-coordinate.
+coordinate. It is also the one reader of a DataTree's groups (:func:`group`) and of SGLD's
+noise stats (:func:`sgld_stats`), so the analysis modules never index raw stat names.
 """
 
 import numpy as np
@@ -13,12 +14,20 @@ __all__ = [
     "tempering_dataset",
     "has_per_chain_ladders",
     "one_chain",
+    "chains",
+    "per_chain",
     "RUNG_STATS",
     "PAIR_STATS",
+    "SGLD_NOISE_STATS",
+    "group",
+    "stat",
+    "relabel_sample_stats",
+    "sgld_stats",
 ]
 
 RUNG_STATS = ("rung_loglik", "rung_accept", "rung_scaling", "rung_replica")
 PAIR_STATS = ("swap_accept", "swap_accepted")
+SGLD_NOISE_STATS = ("step_size", "sampling_threshold", "grad_noise_var", "injected_noise_var")
 
 _EXPECTED = (
     "the DataTree returned by pm.sample(step=pmt.ExchangeMC(...)), its `sample_stats` group "
@@ -154,3 +163,101 @@ def one_chain(ds: xr.Dataset, chain: int) -> xr.Dataset:
         used = np.isfinite(one["beta"].values)  # drop the rungs this chain padded away
         one = one.isel(rung=np.flatnonzero(used), rung_pair=np.flatnonzero(used[1:]))
     return one
+
+
+def chains(ds: xr.Dataset) -> list[xr.Dataset]:
+    """Every chain of a tempering Dataset alone, each with its own 1-D ladder."""
+    return [one_chain(ds, c) for c in range(ds.sizes["chain"])]
+
+
+def per_chain(function, ds: xr.Dataset) -> xr.Dataset:
+    """Apply ``function`` to each chain alone and stack the results along ``chain``.
+
+    Used when each chain tuned its own ladder, so quantities indexed by rung differ per chain.
+    A chain that settled on fewer rungs than another (``adapt_n_rungs=True``) gets NaN on the
+    rungs, pairs and replicas it lacks.
+    """
+    parts = []
+    for one in chains(ds):
+        part = function(one)
+        parts.append(part.squeeze("chain", drop=True) if "chain" in part.dims else part)
+    out = xr.concat(parts, dim="chain", data_vars="all", coords="different", join="outer",
+                    compat="equals").assign_coords(chain=ds["chain"].values)  # fmt: skip
+    out.attrs = {**parts[0].attrs, "per_chain_ladders": True}
+    if "n_chains" in out.attrs:
+        out.attrs["n_chains"] = ds.sizes["chain"]
+    return out
+
+
+def _raw_dim(name: str) -> str:
+    """The dim PyMC gives the array-valued stat ``name``."""
+    return f"{name}_dim_0"
+
+
+def relabel_sample_stats(stats: xr.Dataset, ds: xr.Dataset) -> xr.Dataset:
+    """Raw ``stats`` with the per-rung stats on ``ds``'s ``rung`` / ``rung_pair`` dims.
+
+    ``ds`` is :func:`tempering_dataset` of the same stats: only its rungs are kept, and its
+    ``beta`` coordinates are added.
+    """
+    raw = [n for n in ("betas", *RUNG_STATS, *PAIR_STATS) if _raw_dim(n) in stats.dims]
+    relabelled = stats.drop_dims([_raw_dim(n) for n in raw])
+    for name in raw:
+        dim = "rung_pair" if name in PAIR_STATS else "rung"
+        kept = ds[dim].values  # positions of the rungs that tempering_dataset kept
+        values = stats[name].transpose("chain", "draw", _raw_dim(name)).values
+        relabelled[name] = (("chain", "draw", dim), values[..., kept])
+    return relabelled.assign_coords(ds.coords)
+
+
+def group(data, name: str, sampler: str = "pmt.SGLD") -> xr.Dataset | None:
+    """Group ``name`` of a DataTree as a Dataset; ``None`` if it has none (a ValueError
+    naming the DataTree ``pm.sample(step=<sampler>(...))`` returns if ``data`` is not one)."""
+    try:
+        found = data[name]
+    except KeyError:
+        return None
+    except TypeError:
+        raise ValueError(
+            f"Expected the DataTree returned by pm.sample(step={sampler}(...)), got "
+            f"{type(data).__module__}.{type(data).__name__}."
+        ) from None
+    return found.to_dataset() if hasattr(found, "to_dataset") else found
+
+
+def _required_group(data, name: str, sampler: str) -> xr.Dataset:
+    found = group(data, name, sampler)
+    if found is None:
+        raise ValueError(
+            f"Expected the DataTree returned by pm.sample(step={sampler}(...)); it has no "
+            f"`{name}` group."
+        )
+    return found
+
+
+def stat(data, name: str, sampler: str = "pmt.SGLD") -> xr.DataArray:
+    """Sampler stat ``name`` of a DataTree (a ValueError naming ``sampler`` if absent)."""
+    stats = _required_group(data, "sample_stats", sampler)
+    if name not in stats:
+        raise ValueError(
+            f"No `{name}` in these sample stats; they come from pm.sample(step={sampler}(...))."
+        )
+    return stats[name]
+
+
+def sgld_stats(data, chain) -> tuple[xr.Dataset, np.ndarray]:
+    """SGLD's noise stats (:data:`SGLD_NOISE_STATS`) of chain ``chain``, tuning draws first when
+    they were kept, and the sampler iteration (from 1) of each draw."""
+    stats = _required_group(data, "sample_stats", "pmt.SGLD")
+    names = list(SGLD_NOISE_STATS)
+    missing = [n for n in names if n not in stats]
+    if missing:
+        raise ValueError(f"No {missing} in these sample stats; they come from pmt.SGLD.")
+    offset = int(stats.attrs.get("tuning_steps", 0))
+    warmup = group(data, "warmup_sample_stats")
+    if warmup is not None:  # tuning draws kept (discard_tuned_samples=False): show them too
+        stats, offset = xr.concat([warmup[names], stats[names]], dim="draw"), 0
+    else:
+        stats = stats[names]
+    stats = stats.sel(chain=chain)
+    return stats, offset + np.arange(stats.sizes["draw"]) + 1

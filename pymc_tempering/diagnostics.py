@@ -22,9 +22,13 @@ from pymc_tempering._trace import (
     PAIR_STATS,
     RUNG_STATS,
     has_per_chain_ladders,
-    one_chain,
+    per_chain,
     tempering_dataset,
 )
+from pymc_tempering._trace import (
+    relabel_sample_stats as relabel_stats,
+)
+from pymc_tempering.kernels.rules import round_trip_events
 from pymc_tempering.ladder import communication_barrier, suggested_n_rungs
 
 __all__ = [
@@ -36,27 +40,6 @@ __all__ = [
     "tempering_summary",
     "add_tempering_group",
 ]
-
-_NONE, _BOTTOM, _TOP = -1, 0, 1
-
-
-def _per_chain(function, ds: xr.Dataset) -> xr.Dataset:
-    """Apply ``function`` to each chain alone and stack the results along ``chain``.
-
-    Used when each chain tuned its own ladder, so quantities indexed by rung differ per chain.
-    A chain that settled on fewer rungs than another (``adapt_n_rungs=True``) gets NaN on the
-    rungs, pairs and replicas it lacks.
-    """
-    parts = []
-    for c in range(ds.sizes["chain"]):
-        part = function(one_chain(ds, c))
-        parts.append(part.squeeze("chain", drop=True) if "chain" in part.dims else part)
-    out = xr.concat(parts, dim="chain", data_vars="all", coords="different", join="outer",
-                    compat="equals").assign_coords(chain=ds["chain"].values)  # fmt: skip
-    out.attrs = {**parts[0].attrs, "per_chain_ladders": True}
-    if "n_chains" in out.attrs:
-        out.attrs["n_chains"] = ds.sizes["chain"]
-    return out
 
 
 # --- NumPy cores -------------------------------------------------------------------------------
@@ -102,17 +85,8 @@ def _round_trip_events(trace: np.ndarray) -> np.ndarray:
     n_draws, n_rungs = trace.shape[-2:]
     if trace.size and (trace.min() < 0 or trace.max() >= n_rungs):
         raise ValueError(f"Replica ids must lie in 0..{n_rungs - 1} (one replica per rung).")
-    runs = trace.reshape(-1, n_draws, n_rungs)
-    run = np.arange(runs.shape[0])
-    last_end = np.full((runs.shape[0], n_rungs), _NONE)
-    events = np.zeros(runs.shape, dtype=bool)
-    for t in range(n_draws):
-        bottom, top = runs[:, t, 0], runs[:, t, -1]
-        back = last_end[run, bottom] == _TOP
-        events[run[back], t, bottom[back]] = True
-        last_end[run, bottom] = _BOTTOM
-        up = last_end[run, top] == _BOTTOM
-        last_end[run[up], top[up]] = _TOP
+    runs = np.ascontiguousarray(trace.reshape(-1, n_draws, n_rungs), dtype=np.int64)
+    events = round_trip_events(runs)  # the rule ExchangeMC's sweep runs, replayed
     return events.reshape(trace.shape)
 
 
@@ -190,7 +164,7 @@ def round_trips(data) -> xr.Dataset:
     if "rung_replica" not in ds:
         raise ValueError("No `rung_replica` trace: sample with pmt.ExchangeMC.")
     if has_per_chain_ladders(ds):  # chains may have different numbers of rungs
-        return _per_chain(round_trips, ds)
+        return per_chain(round_trips, ds)
     trace = ds["rung_replica"].transpose("chain", "draw", "rung").values
     counts = round_trip_counts(trace.astype(np.int64))
     n_draws = ds.sizes["draw"]
@@ -242,7 +216,7 @@ def global_barrier(data) -> xr.Dataset:
     """
     ds = tempering_dataset(data)
     if has_per_chain_ladders(ds):
-        return _per_chain(global_barrier, ds)
+        return per_chain(global_barrier, ds)
     rejection = swap_rates(ds)["rejection"]
     r = rejection.values
     barrier = float(np.sum(r))
@@ -309,7 +283,7 @@ def _loglik_stats(ds: xr.Dataset) -> xr.Dataset:
     draws. Per chain, with a ``chain`` dim, when each chain tuned its own ladder.
     """
     if has_per_chain_ladders(ds):
-        return _per_chain(_loglik_stats, ds)
+        return per_chain(_loglik_stats, ds)
     loglik = ds["rung_loglik"].transpose("chain", "draw", "rung").values.astype(float)
     invalid = np.isnan(loglik) | (loglik == np.inf)
     if invalid.any():
@@ -388,7 +362,7 @@ def tempering_summary(data) -> xr.Dataset:
     if missing:
         raise ValueError(f"No {missing} traces: sample with pmt.ExchangeMC.")
     if has_per_chain_ladders(ds):
-        return _per_chain(tempering_summary, ds)
+        return per_chain(tempering_summary, ds)
     dims = ("chain", "draw")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # exact prior rung: all-NaN scaling
@@ -450,12 +424,5 @@ def add_tempering_group(data, relabel_sample_stats: bool = True) -> xr.DataTree:
     ds.attrs = dict(stats.attrs)
     out["tempering"] = xr.DataTree(ds)
     if relabel_sample_stats:
-        raw = [n for n in ("betas", *RUNG_STATS, *PAIR_STATS) if f"{n}_dim_0" in stats.dims]
-        relabelled = stats.drop_dims([f"{n}_dim_0" for n in raw])
-        for name in raw:
-            dim = "rung_pair" if name in PAIR_STATS else "rung"
-            kept = ds[dim].values  # positions of the rungs that tempering_dataset kept
-            values = stats[name].transpose("chain", "draw", f"{name}_dim_0").values
-            relabelled[name] = (("chain", "draw", dim), values[..., kept])
-        out["sample_stats"] = xr.DataTree(relabelled.assign_coords(ds.coords))
+        out["sample_stats"] = xr.DataTree(relabel_stats(stats, ds))
     return out

@@ -10,7 +10,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from pymc_tempering._trace import has_per_chain_ladders, one_chain, tempering_dataset
+from pymc_tempering._trace import has_per_chain_ladders, one_chain, sgld_stats, tempering_dataset
 from pymc_tempering.diagnostics import (
     _round_trip_events,
     global_barrier,
@@ -418,31 +418,6 @@ def plot_replica_trajectories(data, *, chain=0, replicas=3, draws=300, ax=None):
     return fig, axis
 
 
-def _sgld_stats(data, chain):
-    try:
-        stats = data["sample_stats"]
-    except (KeyError, TypeError):
-        raise ValueError(
-            "Expected the DataTree returned by pm.sample(step=pmt.SGLD(...))."
-        ) from None
-    stats = stats.to_dataset() if hasattr(stats, "to_dataset") else stats
-    names = ("step_size", "sampling_threshold", "grad_noise_var", "injected_noise_var")
-    missing = [n for n in names if n not in stats]
-    if missing:
-        raise ValueError(f"No {missing} in these sample stats; they come from pmt.SGLD.")
-    offset = int(stats.attrs.get("tuning_steps", 0))
-    try:  # tuning draws kept (discard_tuned_samples=False): show them too
-        warmup = data["warmup_sample_stats"]
-        warmup = warmup.to_dataset() if hasattr(warmup, "to_dataset") else warmup
-        stats = xr.concat([warmup[list(names)], stats[list(names)]], dim="draw")
-        offset = 0
-    except (KeyError, TypeError):
-        stats = stats[list(names)]
-    stats = stats.sel(chain=chain)
-    iteration = offset + np.arange(stats.sizes["draw"]) + 1
-    return stats, iteration
-
-
 def plot_sgld_noise(data, *, chain=0, parameters=4, threshold=0.1, ax=None):
     r"""SGLD's step size, sampling threshold and noise variances against iteration.
 
@@ -474,7 +449,7 @@ def plot_sgld_noise(data, *, chain=0, parameters=4, threshold=0.1, ax=None):
     --------
     >>> fig, axes = pmt.plot_sgld_noise(idata)                       # doctest: +SKIP
     """
-    stats, iteration = _sgld_stats(data, chain)
+    stats, iteration = sgld_stats(data, chain)
     fig, axes = _new_axes(ax, ncols=3, figsize=(13.0, 3.8))
     eps = stats["step_size"].values
     axes[0].plot(iteration, eps, color=_BLUE, lw=1.5)

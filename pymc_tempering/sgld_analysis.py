@@ -3,27 +3,16 @@
 import numpy as np
 import xarray as xr
 
+from pymc_tempering._trace import group, stat
+from pymc_tempering.kernels.sgld import step_size_weighted_mean as weighted_mean_array
+
 __all__ = ["step_size_weighted_mean", "sampling_threshold_crossing"]
 
 
-def _group(data, name: str) -> xr.Dataset:
-    try:
-        group = data[name]
-    except (KeyError, TypeError):
-        raise ValueError(
-            f"Expected the DataTree returned by pm.sample(step=pmt.SGLD(...)); it has no "
-            f"`{name}` group."
-        ) from None
-    return group.to_dataset() if hasattr(group, "to_dataset") else group
-
-
-def _stat(data, name: str) -> xr.DataArray:
-    stats = _group(data, "sample_stats")
-    if name not in stats:
-        raise ValueError(
-            f"No `{name}` in these sample stats; they come from pm.sample(step=pmt.SGLD(...))."
-        )
-    return stats[name]
+def _weighted_mean(values, weights):
+    """Eq. (11) over the last two axes (chain, draw) of ``values``."""
+    flat = values.reshape(*values.shape[:-2], -1)
+    return weighted_mean_array(flat, weights.reshape(-1), axis=-1)
 
 
 def sampling_threshold_crossing(data, threshold: float = 0.1) -> xr.DataArray:
@@ -51,7 +40,7 @@ def sampling_threshold_crossing(data, threshold: float = 0.1) -> xr.DataArray:
     >>> start = pmt.sampling_threshold_crossing(idata)              # doctest: +SKIP
     >>> pmt.step_size_weighted_mean(idata, start=start)              # doctest: +SKIP
     """
-    alpha = _stat(data, "sampling_threshold")
+    alpha = stat(data, "sampling_threshold")
     below = (alpha < threshold).fillna(False).values
     first = np.where(below.any(axis=-1), below.argmax(axis=-1), -1)
     return xr.DataArray(first, dims=("chain",), coords={"chain": alpha["chain"].values})
@@ -84,10 +73,15 @@ def step_size_weighted_mean(data, var_names=None, start=None) -> xr.Dataset:
     --------
     >>> pmt.step_size_weighted_mean(idata, var_names=["beta"])       # doctest: +SKIP
     """
-    posterior = _group(data, "posterior")
+    posterior = group(data, "posterior")
+    if posterior is None:
+        raise ValueError(
+            "Expected the DataTree returned by pm.sample(step=pmt.SGLD(...)); it has no "
+            "`posterior` group."
+        )
     if var_names is not None:
         posterior = posterior[[var_names] if isinstance(var_names, str) else list(var_names)]
-    weights = _stat(data, "step_size").astype(float)
+    weights = stat(data, "step_size").astype(float)
     if start is not None:
         start = xr.DataArray(start) if np.ndim(start) == 0 else start
         keep = (weights["draw"] >= start) & (start >= 0)
@@ -95,4 +89,6 @@ def step_size_weighted_mean(data, var_names=None, start=None) -> xr.Dataset:
     total = weights.sum(("chain", "draw"))
     if not total > 0:
         raise ValueError("No draws left to average: check `start`.")
-    return (posterior * weights).sum(("chain", "draw")) / total
+    return xr.apply_ufunc(
+        _weighted_mean, posterior, weights, input_core_dims=[["chain", "draw"]] * 2
+    )

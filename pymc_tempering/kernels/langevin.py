@@ -15,6 +15,15 @@ from typing import NamedTuple
 
 import numpy as np
 
+# Welford moments live once, in kernels/moments.py; re-exported for the Langevin samplers
+from pymc_tempering.kernels.moments import (
+    Moments,
+    moments_init,
+    shrunk_variance,
+    variance,
+    welford_update,
+)
+
 __all__ = [
     "langevin_mean",
     "langevin_proposal",
@@ -30,6 +39,8 @@ __all__ = [
     "diag_preconditioner",
     "adaptation_windows",
 ]
+
+REGULARIZED_FLOOR = 1e-3  # what a window's variance is shrunk towards (Stan's value)
 
 
 def langevin_mean(x, grad, step_size, scaling):
@@ -114,30 +125,10 @@ def dual_average_update(
     return DualAverageState(float(log_step), float(log_step_bar), float(hbar), count + 1, state.mu)
 
 
-# -- Welford running variance, for a diagonal preconditioner -----------------------------------
-class Moments(NamedTuple):
-    count: int
-    mean: np.ndarray
-    m2: np.ndarray
-
-
-def moments_init(n: int) -> Moments:
-    return Moments(0, np.zeros(n), np.zeros(n))
-
-
-def welford_update(moments: Moments, x) -> Moments:
-    """Add one draw ``x`` to the running mean and sum of squared deviations (Welford 1962)."""
-    count = moments.count + 1
-    delta = x - moments.mean
-    mean = moments.mean + delta / count
-    return Moments(count, mean, moments.m2 + delta * (x - mean))
-
-
+# -- a diagonal preconditioner from Welford moments (pymc_tempering.kernels.moments) ------------
 def regularized_variance(moments: Moments) -> np.ndarray:
     """Sample variance shrunk towards ``1e-3`` with weight ``5 / (n + 5)``, as Stan does."""
-    n = moments.count
-    var = moments.m2 / max(n - 1, 1)
-    return (n / (n + 5.0)) * var + 1e-3 * (5.0 / (n + 5.0))
+    return shrunk_variance(moments, REGULARIZED_FLOOR)
 
 
 def diag_preconditioner(draws: Moments, grads: Moments) -> np.ndarray:
@@ -152,8 +143,7 @@ def diag_preconditioner(draws: Moments, grads: Moments) -> np.ndarray:
     variance it needs no shrinkage towards a fixed scale, which would swamp parameters of scale
     below 0.03. Falls back to :func:`regularized_variance` where the ratio is zero or not finite.
     """
-    var_x = draws.m2 / max(draws.count - 1, 1)
-    var_g = grads.m2 / max(grads.count - 1, 1)
+    var_x, var_g = variance(draws), variance(grads)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.sqrt(var_x / var_g)
     ok = np.isfinite(ratio) & (ratio > 0)

@@ -13,7 +13,15 @@ likelihood never enters.
 import numba
 import numpy as np
 
-__all__ = ["BOTTOM", "TOP", "NONE", "log_accept_ratio", "log_swap_ratio", "update_round_trips"]
+__all__ = [
+    "BOTTOM",
+    "TOP",
+    "NONE",
+    "log_accept_ratio",
+    "log_swap_ratio",
+    "update_round_trips",
+    "round_trip_events",
+]
 
 # last end of the ladder a replica reached (round-trip recorder): none yet, the lowest rung, the top
 NONE, BOTTOM, TOP = -1, 0, 1
@@ -75,3 +83,21 @@ def update_round_trips(rung_replica, last_end):
     if last_end[top] == BOTTOM:
         last_end[top] = TOP
     return trips
+
+
+@numba.njit(cache=True, nogil=True)
+def round_trip_events(runs):
+    """:func:`update_round_trips` replayed over recorded traces.
+
+    ``runs`` is ``(n_runs, n_draws, n_rungs)`` int64, ``runs[k, t, l]`` the replica on rung
+    ``l`` at draw ``t`` of run ``k``; returns a boolean array of the same shape, True where
+    replica ``r`` completes a round trip at draw ``t``.
+    """
+    n_runs, n_draws, n_rungs = runs.shape
+    events = np.zeros(runs.shape, dtype=np.bool_)
+    for k in range(n_runs):
+        last_end = np.full(n_rungs, NONE, dtype=np.int64)
+        for t in range(n_draws):
+            if update_round_trips(runs[k, t], last_end):
+                events[k, t, runs[k, t, 0]] = True
+    return events
