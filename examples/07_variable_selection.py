@@ -203,7 +203,7 @@ def main(argv=None):
         exact_rank = table.exact.rank(ascending=False).astype(int) - 1
         ranks = pd.DataFrame(
             {"log Z rank": table["rank"], "exact rank": exact_rank, "LOO rank": loo["rank"]}
-        )
+        ).reindex(table.index)
         ranks["elpd_loo"] = loo.elpd.map("{:.2f}".format)
         print("\nRanking by evidence and by arviz.compare (PSIS-LOO), top 10 by log Z:")
         print(ranks.head(10).to_string())
