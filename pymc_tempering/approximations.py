@@ -1,7 +1,9 @@
-r"""Cheap approximations of the log marginal likelihood: Laplace and BIC.
+r"""Cheap approximations of the log marginal likelihood: Laplace, BIC, and the learning
+coefficient's (singular BIC).
 
-Both optimise the compiled log density in PyMC's unconstrained (value) space; neither reads a
-trace. Their results are labelled ``approximation`` and carry no MCSE, so
+All optimise the compiled log density in PyMC's unconstrained (value) space; only the last
+reads a trace (through the learning coefficient estimated from it). Their results are labelled
+``approximation`` and carry no MCSE (their error is not a Monte Carlo error), so
 :func:`pymc_tempering.compare_evidence` shows them as what they are.
 """
 
@@ -18,7 +20,7 @@ from pymc_tempering.step_methods._compile import (
     refuse_minibatch,
 )
 
-__all__ = ["laplace_evidence", "bic"]
+__all__ = ["laplace_evidence", "bic", "learning_coefficient_evidence"]
 
 
 def _maximise(fn, x0):
@@ -146,6 +148,106 @@ def bic(model=None, *, n_obs=None) -> xr.Dataset:
         attrs={
             "method": "BIC approximation",
             "approximation": True,
+            "observed_data": model_fingerprint(model),
+        },
+    )
+
+
+def _lambda_and_n(learning_coefficient, n_obs):
+    """``(lambda, its MCSE, n)`` from a number or :func:`pymc_tempering.learning_coefficient`'s
+    Dataset."""
+    if isinstance(learning_coefficient, xr.Dataset):
+        if "learning_coefficient" not in learning_coefficient:
+            raise ValueError(
+                "`learning_coefficient` must be a number or the Dataset returned by "
+                "pmt.learning_coefficient(idata, n_obs=...)."
+            )
+        lam = float(learning_coefficient["learning_coefficient"])
+        mcse = float(learning_coefficient["mcse"])
+        n_obs = learning_coefficient.attrs.get("n_obs") if n_obs is None else n_obs
+    else:
+        lam, mcse = float(learning_coefficient), 0.0
+    if n_obs is None:
+        raise ValueError("Pass `n_obs=` (the number of observations n in lambda log n).")
+    if not (np.isfinite(lam) and lam > 0):
+        raise ValueError(f"The learning coefficient must be positive and finite, got {lam}.")
+    return lam, mcse, int(n_obs)
+
+
+def learning_coefficient_evidence(
+    learning_coefficient, model=None, *, n_obs=None, multiplicity=1
+) -> xr.Dataset:
+    r"""Watanabe's asymptotic log evidence from the learning coefficient (an approximation).
+
+    :math:`\log Z \approx \ell(\hat w) - \lambda\log n + (m - 1)\log\log n` (Watanabe
+    2009, Thm 6.7; the "singular BIC" of Drton & Plummer 2017), with :math:`\ell(\hat w)` the
+    maximised log-likelihood (``model.datalogp``, by BFGS as :func:`bic`), :math:`\lambda`
+    the learning coefficient and :math:`m` its multiplicity. For a regular model
+    (:math:`\lambda = d/2`, :math:`m = 1`) it is :func:`bic`'s value.
+
+    Its error is :math:`O(1)` in :math:`n`, not a Monte Carlo error: it does not shrink with
+    more draws. On the seed model :math:`H = \prod_j w_j^2` (exact :math:`F(n)`), the
+    asymptotic :math:`\lambda = 1/2` with :math:`m = d` overshoots :math:`\log Z` by 0.9 to 1.2
+    (:math:`d = 2`) and 1.9 to 2.7 (:math:`d = 3`) over :math:`n = 10^2 \ldots 10^{12}`. An
+    estimate :math:`\hat\lambda` from the ladder already holds part of the multiplicity's
+    :math:`O(1/\log n)` correction, and :math:`m` is rarely known: with ``multiplicity=1`` the
+    exact finite-n fluctuation target is off by +0.14 to -1.05 (:math:`d = 2`) and +0.08 to
+    -1.81 (:math:`d = 3`) over :math:`n = 10^3 \ldots 10^{12}`, growing like
+    :math:`(m - 1)\log\log n`, as WBIC does. Use thermodynamic integration or stepping stone
+    for Bayes factors; this row shows what the asymptotic theory says.
+
+    Parameters
+    ----------
+    learning_coefficient : float or xarray.Dataset
+        :math:`\lambda`: a known value, or :func:`pymc_tempering.learning_coefficient`'s
+        result (its ``learning_coefficient`` and ``n_obs``).
+    model : pm.Model, optional
+        The full-data model (for :math:`\ell(\hat w)`); from the context.
+    n_obs : int, optional
+        :math:`n`; default the result's ``n_obs`` (required with a number).
+    multiplicity : int, default 1
+        :math:`m`. Known for the asymptotic :math:`\lambda` of a given model (the seed model's
+        is :math:`d`); leave at 1 with an estimate :math:`\hat\lambda`.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``log_marginal_likelihood``, ``mcse`` (NaN: the error is the approximation's
+        :math:`O(1)`, not Monte Carlo), ``monte_carlo_error`` (:math:`\log n` times
+        :math:`\hat\lambda`'s MCSE: the part of the spread that more draws would remove),
+        ``learning_coefficient``, ``multiplicity``, ``max_loglik``, ``n_obs``; attrs
+        ``method`` = ``"learning-coefficient approximation"``, ``approximation`` True,
+        ``error`` (its order, in words).
+
+    Examples
+    --------
+    >>> lam = pmt.learning_coefficient(idata, n_obs=n)                     # doctest: +SKIP
+    >>> with model:                                                        # doctest: +SKIP
+    ...     pmt.compare_evidence({"TI": pmt.thermodynamic_integration(idata),
+    ...                           "lambda": pmt.learning_coefficient_evidence(lam)})
+    """
+    model = modelcontext(model)
+    lam, lam_mcse, n = _lambda_and_n(learning_coefficient, n_obs)
+    if int(multiplicity) != multiplicity or multiplicity < 1:
+        raise ValueError(f"`multiplicity` must be a positive integer, got {multiplicity}.")
+    max_loglik = float(bic(model, n_obs=n)["max_loglik"])
+    log_n = np.log(n)
+    value = max_loglik - lam * log_n + (int(multiplicity) - 1) * np.log(log_n)
+    return xr.Dataset(
+        {
+            "log_marginal_likelihood": value,
+            "mcse": np.nan,
+            "monte_carlo_error": log_n * lam_mcse,
+            "learning_coefficient": lam,
+            "multiplicity": int(multiplicity),
+            "max_loglik": max_loglik,
+            "n_obs": n,
+        },
+        attrs={
+            "method": "learning-coefficient approximation",
+            "approximation": True,
+            "error": "O(1) in n (asymptotic theory), not a Monte Carlo error",
+            "ladder_start": 0.0,  # an approximation of log Z itself
             "observed_data": model_fingerprint(model),
         },
     )

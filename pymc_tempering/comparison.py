@@ -91,6 +91,12 @@ def _row(name, item, estimator) -> _Row:
     """``(log_z, mcse, method, fingerprint, warning)`` of one model."""
     if isinstance(item, xr.Dataset) and "log_marginal_likelihood" in item:
         return _result_row(name, item, estimator)
+    if isinstance(item, xr.Dataset) and "learning_coefficient" in item:
+        raise ValueError(
+            f"Model {name!r}: a learning coefficient is not a log evidence. Pass "
+            "pmt.learning_coefficient_evidence(result, model) (Watanabe's asymptotic "
+            "log Z ~ max loglik - lambda log n, an approximation) or pmt.wbic(idata)."
+        )
     try:
         stats = item["sample_stats"]
     except (KeyError, TypeError):
@@ -127,8 +133,14 @@ def compare_evidence(models, model_prior=None, estimator="thermodynamic_integrat
         ``pm.sample_smc`` DataTree (its ``log_marginal_likelihood``: the mean over chains, MCSE
         their sd / sqrt(chains)), or a result of :func:`thermodynamic_integration`,
         :func:`stepping_stone`, :func:`marginal_likelihood`,
-        :func:`pymc_tempering.bridge_sampling`, :func:`laplace_evidence` or :func:`bic`. An
-        estimate from a ladder that starts above ``beta = 0`` is not log Z and is refused.
+        :func:`pymc_tempering.bridge_sampling`, :func:`laplace_evidence`, :func:`bic`,
+        :func:`pymc_tempering.wbic` (``-WBIC``) or
+        :func:`pymc_tempering.learning_coefficient_evidence`. The last four are
+        approximations: their ``method`` says so (``"WBIC approximation"``,
+        ``"learning-coefficient approximation"``) and their ``mcse`` is NaN where their error
+        is not a Monte Carlo one (WBIC's MCSE covers only its Monte Carlo part; its
+        approximation error is :math:`O_p(\sqrt{\log n})`). An estimate from a ladder that
+        starts above ``beta = 0`` is not log Z and is refused.
     model_prior : dict of {str: float}, optional
         Prior model probabilities (normalised here). Uniform by default.
     estimator : {"thermodynamic_integration", "stepping_stone"}, default TI

@@ -330,3 +330,35 @@ def test_wbic_refuses_runs_without_beta_star():
     with pytest.raises(ValueError, match="whole DataTree"):
         wbic(ula.sample_stats.to_dataset().assign(beta=lambda s: s.beta * 0 + wbic_beta(n)),
              n_obs=n)  # fmt: skip
+
+
+# --- lambda as an approximation of log Z in compare_evidence -------------------------------------
+def test_learning_coefficient_evidence_rows():
+    import xarray as xr
+
+    from pymc_tempering.approximations import bic, learning_coefficient_evidence
+    from pymc_tempering.comparison import compare_evidence
+
+    for n, d in ((1000, 2), (10**8, 2), (1000, 3)):  # exact: max loglik = 0 at w = 0
+        model = singular_model(n, d)
+        res = learning_coefficient_evidence(0.5, model, n_obs=n, multiplicity=d)
+        expected = -0.5 * np.log(n) + (d - 1) * np.log(np.log(n))
+        assert float(res.log_marginal_likelihood) == pytest.approx(expected, abs=1e-9)
+        error = float(res.log_marginal_likelihood) + pmt.exact.singular_free_energy(n, d)
+        assert 0.8 < error < 2.3, (n, d, error)  # O(1), as the docstring says
+    estimate = xr.Dataset({"learning_coefficient": 0.35, "mcse": 0.02}, attrs={"n_obs": 1000})
+    with singular_model(1000, 2):
+        res = learning_coefficient_evidence(estimate)
+    assert float(res.log_marginal_likelihood) == pytest.approx(-0.35 * np.log(1000))
+    assert float(res.monte_carlo_error) == pytest.approx(0.02 * np.log(1000))
+    table = compare_evidence({"lambda": res})
+    assert table.loc["lambda", "method"] == "learning-coefficient approximation"
+    assert np.isnan(table.loc["lambda", "mcse"])
+    with pytest.raises(ValueError, match="learning_coefficient_evidence"):
+        compare_evidence({"lambda": estimate})
+    regular = _regular_model(500, 3)  # lambda = d/2, m = 1: BIC's value
+    assert float(
+        learning_coefficient_evidence(1.5, regular, n_obs=500).log_marginal_likelihood
+    ) == pytest.approx(float(bic(regular, n_obs=500).log_marginal_likelihood), abs=1e-8)
+    with pytest.raises(ValueError, match="n_obs"):
+        learning_coefficient_evidence(0.5, regular)
