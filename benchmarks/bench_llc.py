@@ -1,0 +1,207 @@
+"""The local learning coefficient by our SGLD and MALA and by devinterp, at equal wall time.
+
+Run: ``python benchmarks/bench_llc.py [--seeds 10] [--draws 2000]`` (about 10 minutes on 2
+cores). devinterp (PyTorch) is never a dependency of this package; it runs in its own
+interpreter through a subprocess, installed once with
+
+    python3.11 -m venv /tmp/venv-devinterp && \
+        /tmp/venv-devinterp/bin/pip install torch==2.13.0 devinterp
+
+(``DEVINTERP_PYTHON`` names another interpreter). Read against devinterp 2.0.1.
+
+Model: y_i ~ N(w1 w2, 1), i = 1..n (n = 2000), prior w ~ N(0, I), with centred data, so that
+n L_n(w) - n L_n(0) = (n/2) w1^2 w2^2 exactly: the seed model's H(w) = w1^2 w2^2, whose LLC at
+w* = 0 (on the singular set; lambda = 1/2, multiplicity 2) has an exact finite-n target by
+quadrature, ``pmt.exact.monomial_llc(n/2, beta*, gamma, (1, 1), prior_sd=1)`` (0.186 here).
+
+How the two are matched:
+
+* the same target: devinterp samples exp(-n beta L_n(w) - gamma'/2 |w - w*|^2) with no prior;
+  ours keeps the model's prior N(0, I) and adds gamma/2 |w - w*|^2. At w* = 0 both are the same
+  density when gamma' = gamma + 1 (gamma = 10 for ours, localization = 11 for devinterp);
+* the same temperature: n beta = n / log n for both (devinterp's ``default_nbeta`` would be
+  batch / log batch; we pass ``nbeta=n / log n``, the issue's beta* = 1/log n);
+* the same dynamics: both SGLD updates are w + (eps/2)(drift) + N(0, eps) with the minibatch
+  gradient scaled to n, batch 100, the same constant step eps = 2e-3, 4 chains from w*, no
+  burn-in (devinterp's default), no RMSprop;
+* the same estimator: n beta (mean over draws of L_n(w) - L_n(w*)), L_n on the full data for
+  both (devinterp's own ``sample`` evaluates it on 3 fresh minibatches per draw, which adds
+  noise and needs a Hugging Face dataset of ``input_ids``, so its SGLD optimizer,
+  ``SGMCMC.sgld``, is driven by a 20-line loop here, in float64);
+* error bars: ours is ``pmt.local_learning_coefficient``'s MCSE (ArviZ ESS, between-chain floor);
+  devinterp reports ``llc_std``, the sd of its 4 chain estimates: its standard error is that over
+  sqrt(4), which is what the table uses.
+
+Equal wall time: devinterp runs ``--draws`` steps per chain; its mean wall time per seed (the
+sampling loop, without interpreter start-up or the torch import) is the budget. Our SGLD and MALA
+get as many draws as fit in that budget, from a timed calibration run (compilation included: a
+PyMC user pays it on every call). MALA is exact (no step-size bias) and uses the full data; its
+step size is tuned during the first quarter of its draws. Timings on a shared machine are
+provisional.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import time
+import warnings
+
+import numpy as np
+import pymc as pm
+
+import pymc_tempering as pmt
+
+DEVINTERP_PYTHON = os.environ.get("DEVINTERP_PYTHON", "/tmp/venv-devinterp/bin/python")
+N_OBS, GAMMA, STEP, BATCH, CHAINS = 2000, 10.0, 2e-3, 100, 4
+
+DEVINTERP_SCRIPT = r"""
+import json, sys, time, warnings
+import numpy as np
+import torch
+from devinterp.optim.sgmcmc import SGMCMC
+
+torch.set_num_threads(1)
+cfg = json.loads(sys.stdin.read())
+y = torch.tensor(cfg["y"], dtype=torch.float64)
+n = y.numel()
+
+def loss(w, idx=None):  # mean negative log-likelihood up to a constant: L_n
+    batch = y if idx is None else y[idx]
+    return 0.5 * ((batch - w[0] * w[1]) ** 2).mean()
+
+out = []
+for seed in cfg["seeds"]:
+    gen = torch.Generator().manual_seed(seed)
+    start = time.perf_counter()
+    center = torch.zeros(2, dtype=torch.float64)
+    loss_center = loss(center).item()
+    per_chain = []
+    for _ in range(cfg["chains"]):
+        w = center.clone().requires_grad_(True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            opt = SGMCMC.sgld([w], lr=cfg["lr"], localization=cfg["localization"],
+                              nbeta=cfg["nbeta"])
+        losses = np.empty(cfg["draws"])
+        for step in range(cfg["draws"]):
+            idx = torch.randint(0, n, (cfg["batch"],), generator=gen)
+            opt.zero_grad()
+            loss(w, idx).backward()
+            opt.step(noise_generator=gen)
+            with torch.no_grad():
+                losses[step] = loss(w).item()
+        per_chain.append(cfg["nbeta"] * (losses.mean() - loss_center))
+    out.append({"seed": seed, "per_chain": per_chain, "wall": time.perf_counter() - start})
+print(json.dumps(out))
+"""
+
+
+def centred_data(n=N_OBS, seed=0):
+    y = np.random.default_rng(seed).normal(size=n)
+    return y - y.mean()  # n L_n(w) - n L_n(0) = (n/2) w1^2 w2^2
+
+
+def product_model(y, batch_size=None):
+    with pm.Model() as model:
+        w = pm.Normal("w", 0.0, 1.0, shape=2)
+        if batch_size is None:
+            pm.Normal("y", w[0] * w[1], 1.0, observed=y)
+        else:
+            batch = pm.Minibatch(y, batch_size=batch_size)
+            pm.Normal("y", w[0] * w[1], 1.0, observed=batch, total_size=len(y))
+    return model
+
+
+def run_devinterp(y, seeds, draws):
+    """devinterp's SGLD in its own interpreter: per seed the LLC, its SE and the wall time."""
+    cfg = {"y": y.tolist(), "seeds": list(seeds), "chains": CHAINS, "draws": draws,
+           "batch": BATCH, "lr": STEP, "localization": GAMMA + 1.0,
+           "nbeta": N_OBS / np.log(N_OBS)}  # fmt: skip
+    done = subprocess.run(
+        [DEVINTERP_PYTHON, "-c", DEVINTERP_SCRIPT], input=json.dumps(cfg), text=True,
+        capture_output=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(
+            f"devinterp failed (see the install line in the docstring):\n{done.stderr}"
+        )
+    rows = []
+    for res in json.loads(done.stdout):
+        chains = np.asarray(res["per_chain"])
+        rows.append((chains.mean(), chains.std(ddof=1) / np.sqrt(chains.size), res["wall"]))
+    return rows
+
+
+def run_ours(y, sampler, draws, seed):
+    """``(llc, mcse, wall seconds)`` of one call of pmt.local_learning_coefficient."""
+    kwargs = {"chains": CHAINS, "cores": 1, "random_seed": seed}
+    if sampler == "sgld":
+        minibatch = product_model(y, BATCH)
+        kwargs |= {"sampler": "sgld", "step_size": STEP, "check_step_size": False,
+                   "minibatch_model": minibatch, "draws": draws, "tune": 0}  # fmt: skip
+    else:
+        kwargs |= {"sampler": "mala", "draws": draws, "tune": max(draws // 4, 50)}
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = pmt.local_learning_coefficient(
+            product_model(y), {"w": np.zeros(2)}, localization=GAMMA, **kwargs
+        )
+    wall = time.perf_counter() - start
+    return float(res.local_learning_coefficient), float(res.mcse), wall
+
+
+def draws_for_budget(y, sampler, budget):
+    """Draws per chain that fit in ``budget`` seconds, from two timed runs (compile included)."""
+    small, large = 200, 1200
+    t_small = min(run_ours(y, sampler, small, 90 + i)[2] for i in range(2))
+    t_large = run_ours(y, sampler, large, 92)[2]
+    per_draw = max((t_large - t_small) / (large - small), 1e-6)
+    if sampler == "mala":
+        per_draw *= 1.25  # its tuning steps (a quarter of the draws) are not draws
+    overhead = max(t_small - small * per_draw, 0.0)
+    return max(int((budget - overhead) / per_draw), 100), per_draw, overhead
+
+
+def summary(name, rows, truth, draws):
+    est, se, wall = (np.array(col) for col in zip(*rows, strict=True))
+    err = est - truth
+    return (f"{name:<22} {draws:>7} {wall.mean():8.2f} {np.abs(err).mean():9.4f} "
+            f"{err.mean():+8.4f} {est.std(ddof=1):10.4f} {se.mean():9.4f} "
+            f"{np.mean(np.abs(err) < 2 * se):8.1f}")  # fmt: skip
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--draws", type=int, default=2000, help="devinterp's steps per chain")
+    args = parser.parse_args(argv)
+    import logging
+
+    logging.getLogger("pymc").setLevel(logging.ERROR)
+    y = centred_data()
+    truth = pmt.exact.monomial_llc(N_OBS / 2, pmt.wbic_beta(N_OBS), GAMMA, (1, 1), prior_sd=1.0)
+    seeds = range(args.seeds)
+    dev = run_devinterp(y, seeds, args.draws)
+    budget = float(np.mean([row[2] for row in dev]))
+    print(f"n = {N_OBS}, beta* = 1/log n, gamma = {GAMMA:g} (+ prior 1), batch {BATCH}, "
+          f"step {STEP:g}, {CHAINS} chains; exact LLC {truth:.4f}; "
+          f"budget {budget:.2f} s/seed")  # fmt: skip
+    results = {"devinterp SGLD": (dev, args.draws)}
+    for sampler in ("sgld", "mala"):
+        draws, per_draw, overhead = draws_for_budget(y, sampler, budget)
+        print(f"ours {sampler}: {1e3 * per_draw:.3f} ms per draw (4 chains), "
+              f"{overhead:.2f} s fixed (compilation): {draws} draws per chain")  # fmt: skip
+        rows = [run_ours(y, sampler, draws, seed) for seed in seeds]
+        results[f"pymc_tempering {sampler.upper()}"] = (rows, draws)
+    print(f"\n{len(seeds)} seeds; |err| and bias against the exact LLC; error bar = reported SE")
+    print(f"{'method':<22} {'draws':>7} {'wall s':>8} {'mean|err|':>9} {'bias':>8} "
+          f"{'sd(seeds)':>10} {'mean SE':>9} {'cover2SE':>8}")  # fmt: skip
+    for name, (rows, draws) in results.items():
+        print(summary(name, rows, truth, draws))
+    return results, truth
+
+
+if __name__ == "__main__":
+    main()
