@@ -14,9 +14,9 @@ from arviz_stats.base import array_stats
 from pymc_tempering._evidence_checks import sampling_problems, warn
 from pymc_tempering._fingerprint import observed_fingerprint
 from pymc_tempering._trace import has_per_chain_ladders, one_chain, tempering_dataset
-from pymc_tempering.evidence import _mcse
 from pymc_tempering.kernels import acceptance_ratio as kernels
 from pymc_tempering.kernels.evidence import power_posterior_moments
+from pymc_tempering.kernels.mcse import mean_mcse as _mcse
 
 __all__ = ["bar", "mbar"]
 

@@ -17,7 +17,7 @@ from pymc_tempering.diagnostics import (
     round_trips,
     swap_rates,
 )
-from pymc_tempering.evidence import thermodynamic_integration
+from pymc_tempering.evidence_estimators import thermodynamic_integration
 
 __all__ = [
     "plot_ti_curve",

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import targets
 
-from pymc_tempering.evidence import _mcse, evidence_ladder
 from pymc_tempering.kernels import acceptance_ratio as ar
+from pymc_tempering.kernels.mcse import mean_mcse
+from pymc_tempering.ladder import evidence_ladder
 
 X = targets.lecture_data()
 B = 1.0
@@ -48,7 +49,7 @@ def test_estimates_within_their_error_bars_over_seeds(estimator, n_rungs):
     for seed in range(30):
         fit = estimator(betas, draws(betas, seed))
         assert fit.converged
-        mcse, _ = _mcse(fit.terms[..., 1:])  # rung 0 is log Z_0 = 0, exactly
+        mcse, _ = mean_mcse(fit.terms[..., 1:])  # rung 0 is log Z_0 = 0, exactly
         assert np.allclose(fit.terms.mean(axis=(0, 1)), fit.log_z, atol=1e-8)
         assert np.all(np.abs(fit.log_z[1:] - exact[1:]) < 4 * mcse), seed
         z.append((fit.log_z[-1] - exact[-1]) / mcse[-1])
@@ -64,7 +65,7 @@ def test_mbar_beats_bar_where_rungs_overlap_beyond_neighbours():
     for seed in range(10):
         ll = draws(betas, 100 + seed)
         for fn in mcse:
-            mcse[fn].append(_mcse(fn(betas, ll).terms[..., -1])[0])
+            mcse[fn].append(mean_mcse(fn(betas, ll).terms[..., -1])[0])
     assert np.mean(mcse[ar.mbar]) < 0.6 * np.mean(mcse[ar.bar])
 
 
@@ -93,7 +94,7 @@ def test_draws_outside_the_support_at_beta_zero():
     # ...as if the likelihood were halved on a support holding half the prior mass
     for fn in (ar.bar, ar.mbar):
         full, cut = fn(betas, ll), fn(betas, ll_cut)
-        mcse, _ = _mcse(cut.terms[..., -1])
+        mcse, _ = mean_mcse(cut.terms[..., -1])
         assert cut.converged
         assert abs((cut.log_z[-1] - full.log_z[-1]) - np.log(0.5)) < 4 * mcse
 

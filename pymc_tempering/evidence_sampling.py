@@ -1,0 +1,126 @@
+"""Sample a model with ExchangeMC for its evidence: :func:`marginal_likelihood`.
+
+The one place where evidence estimation runs a sampler; the estimators themselves only read
+traces (:mod:`pymc_tempering.evidence_estimators`).
+"""
+
+import numpy as np
+import pymc as pm
+import xarray as xr
+from pymc.model import modelcontext
+
+from pymc_tempering._evidence_checks import warn
+from pymc_tempering.evidence_estimators import ESTIMATORS, estimate_evidence
+from pymc_tempering.ladder import evidence_ladder
+from pymc_tempering.step_methods._compile import refuse_minibatch
+from pymc_tempering.step_methods.exchange import ExchangeMC
+
+__all__ = ["marginal_likelihood"]
+
+
+def marginal_likelihood(
+    model=None,
+    *,
+    n_rungs=256,
+    beta_min=2.0**-30,
+    draws=1000,
+    tune=1000,
+    chains=8,
+    random_seed=None,
+    step_kwargs=None,
+    return_idata=False,
+    **sample_kwargs,
+):
+    """Sample ``model`` with ExchangeMC and return both evidence estimates.
+
+    Parameters
+    ----------
+    model : pm.Model, optional
+        Defaults to the model on the context stack. Its priors must be proper (rung 1 samples
+        the prior at ``beta = 0``).
+    n_rungs, beta_min : int, float, default 256, 2**-30
+        The ladder, :func:`evidence_ladder` (``0`` then geometric from ``beta_min`` to 1).
+        ``beta_min`` should sit well below ``1 / n_obs``, where the power posterior leaves the
+        prior. With ``step_kwargs={"ladder": "adaptive", ...}`` this ladder is where tuning
+        starts (``n_rungs`` in ``step_kwargs`` wins); ``step_kwargs`` with ``betas``, or with
+        ``ladder="geometric"`` / ``"power"``, replaces it.
+    draws, tune, chains : int, default 1000, 1000, 8
+        Passed to ``pm.sample``. Eight chains let the MCSE see variation slower than a chain
+        (see :func:`pymc_tempering.kernels.mcse.mean_mcse`); with fewer than 4 the error bars
+        can be 1.2-1.5x too small on multimodal targets (coverage 0.86 instead of 0.95 on the
+        egg box).
+    random_seed : int, optional
+        Passed to ``pm.sample``; the same seed gives the same result.
+    step_kwargs : dict, optional
+        Further arguments of :class:`pymc_tempering.ExchangeMC` (``betas``, ``ladder``,
+        ``ladder_objective``, ``adapt_n_rungs``, ``sweeps_per_draw``, ``target_accept``, ...).
+    return_idata : bool, default False
+        Also return the sampled DataTree.
+    **sample_kwargs
+        Further ``pm.sample`` arguments (``cores``, ``progressbar``, ...).
+
+    Returns
+    -------
+    xarray.Dataset
+        Dim ``estimator`` = ``["thermodynamic_integration", "stepping_stone"]`` with
+        ``log_marginal_likelihood``, ``mcse``, ``ess``, ``discretisation_error`` (NaN for the
+        stepping stone, which has none) and ``warning`` (the EvidenceWarning's text, ``""`` if
+        none). With ``return_idata=True``, ``(result, idata)``.
+
+    Warns
+    -----
+    EvidenceWarning
+        One per estimator that should not be trusted, as :func:`thermodynamic_integration`.
+
+    Examples
+    --------
+    >>> with pm.Model() as model:                                     # doctest: +SKIP
+    ...     mu = pm.Normal("mu", 0, 1)
+    ...     pm.Normal("x", mu, 1, observed=x)
+    >>> res = pmt.marginal_likelihood(model, random_seed=1)          # doctest: +SKIP
+    >>> res.log_marginal_likelihood.sel(estimator="stepping_stone")  # doctest: +SKIP
+    """
+    model = modelcontext(model)
+    refuse_minibatch(model, "marginal_likelihood")
+    step_kwargs = _evidence_step_kwargs(step_kwargs, n_rungs, beta_min)
+    sample_kwargs.setdefault("progressbar", False)
+    sample_kwargs.setdefault("compute_convergence_checks", False)
+    with model:
+        step = ExchangeMC(**step_kwargs)
+        idata = pm.sample(
+            draws=draws, tune=tune, chains=chains, step=step, random_seed=random_seed,
+            **sample_kwargs,
+        )  # fmt: skip
+    ti, ss, ti_problems, ss_problems = estimate_evidence(idata)
+    messages = [warn(ESTIMATORS[0], ti_problems), warn(ESTIMATORS[1], ss_problems)]
+    result = xr.Dataset(
+        {
+            name: ("estimator", [float(ti[name]), float(ss[name])])
+            for name in ("log_marginal_likelihood", "mcse", "ess")
+        }
+        | {
+            "discretisation_error": ("estimator", [float(ti.discretisation_error), np.nan]),
+            "warning": ("estimator", messages),
+        },
+        coords={"estimator": list(ESTIMATORS)},
+        attrs={
+            "observed_data": ti.attrs["observed_data"],
+            "ti_method": ti.attrs["method"],
+            "ladder_start": ti.attrs["ladder_start"],
+        },
+    )
+    return (result, idata) if return_idata else result
+
+
+def _evidence_step_kwargs(step_kwargs, n_rungs, beta_min) -> dict:
+    """ExchangeMC's arguments for :func:`marginal_likelihood`: the evidence ladder unless the
+    user chose another; an adaptive ladder starts from the evidence ladder."""
+    step_kwargs = dict(step_kwargs or {})
+    if "betas" in step_kwargs:
+        return step_kwargs
+    ladder = step_kwargs.get("ladder")
+    if ladder == "adaptive":
+        step_kwargs["betas"] = evidence_ladder(step_kwargs.pop("n_rungs", n_rungs), beta_min)
+    elif ladder is None and "n_rungs" not in step_kwargs:
+        step_kwargs["betas"] = evidence_ladder(n_rungs, beta_min)
+    return step_kwargs
