@@ -36,6 +36,7 @@ from pymc_tempering.plots import (
     plot_swap_rates,
     plot_ti_curve,
 )
+from pymc_tempering.selection import compare_models
 from pymc_tempering.sgld_analysis import sampling_threshold_crossing, step_size_weighted_mean
 from pymc_tempering.slt import learning_coefficient, wbic
 from pymc_tempering.step_methods.exchange import ExchangeMC
@@ -53,6 +54,7 @@ __all__ = [
     "mbar",
     "marginal_likelihood",
     "compare_evidence",
+    "compare_models",
     "laplace_evidence",
     "bic",
     "bridge_sampling",
