@@ -1,0 +1,65 @@
+"""The only package that compiles PyTensor, one module per concern.
+
+Tempering needs the model's log density split as ``logprior + beta * loglik``. We take the split
+PyMC's SMC uses: ``model.varlogp`` (free variables in their value space, Jacobians included) is
+the log prior, ``model.datalogp`` (observed variables and Potentials) the log-likelihood.
+
+- :mod:`.checks`: what a model must satisfy before compiling (free continuous variables,
+  proper priors, likelihood terms, minibatched observations);
+- :mod:`.rewrites`: exact graph rewrites for batched densities;
+- :mod:`.prior`: forward samplers of the prior in value space;
+- :mod:`.tempered`: ExchangeMC's ``(logprior, loglik)`` batched over rungs, with gradients;
+- :mod:`.gradients`: the tempered log density and gradient of the Langevin samplers, value and
+  gradient for the optimisers;
+- :mod:`.minibatch`: SGLD's minibatch gradients;
+- :mod:`.bridge`: the batched joint log density for bridge sampling;
+- :mod:`.points`: flat vectors from named points.
+"""
+
+from pymc_tempering.step_methods._compile.bridge import (
+    compile_batched_logp,
+    compile_value_transform,
+)
+from pymc_tempering.step_methods._compile.checks import (
+    check_all_free_continuous,
+    check_minibatch_model,
+    has_likelihood,
+    improper_priors,
+    minibatched_observations,
+    refuse_minibatch,
+)
+from pymc_tempering.step_methods._compile.gradients import (
+    compile_tempered_logp_dlogp,
+    compile_value_and_grad,
+    nonfinite_start_message,
+)
+from pymc_tempering.step_methods._compile.minibatch import (
+    MinibatchGradients,
+    compile_minibatch_gradients,
+)
+from pymc_tempering.step_methods._compile.points import flat_point_map
+from pymc_tempering.step_methods._compile.prior import PRIOR_BLOCK
+from pymc_tempering.step_methods._compile.tempered import (
+    TemperedDensity,
+    compile_tempered_density,
+)
+
+__all__ = [
+    "PRIOR_BLOCK",
+    "MinibatchGradients",
+    "TemperedDensity",
+    "check_all_free_continuous",
+    "check_minibatch_model",
+    "compile_batched_logp",
+    "compile_minibatch_gradients",
+    "compile_tempered_density",
+    "compile_tempered_logp_dlogp",
+    "compile_value_and_grad",
+    "compile_value_transform",
+    "flat_point_map",
+    "has_likelihood",
+    "improper_priors",
+    "minibatched_observations",
+    "nonfinite_start_message",
+    "refuse_minibatch",
+]

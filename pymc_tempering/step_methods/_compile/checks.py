@@ -1,0 +1,124 @@
+"""Checks of a model before anything is compiled: free variables, proper priors, likelihood
+terms, and which observations are minibatched (``pm.Minibatch``, ``total_size``)."""
+
+import numpy as np
+from pymc.data import MinibatchOp
+from pymc.distributions.continuous import FlatRV, HalfFlatRV
+from pymc.variational.minibatch_rv import MinibatchRandomVariable
+from pymc.vartypes import discrete_types
+from pytensor.graph.basic import Constant
+from pytensor.graph.traversal import applys_between, graph_inputs
+
+__all__ = [
+    "check_all_free_continuous",
+    "improper_priors",
+    "has_likelihood",
+    "minibatch_nodes",
+    "is_scaled",
+    "total_size",
+    "check_minibatch_model",
+    "minibatched_observations",
+    "refuse_minibatch",
+]
+
+
+def check_all_free_continuous(model, vars, sampler: str):
+    """Raise unless ``vars`` are exactly the model's free variables, all continuous."""
+    value_vars = list(model.value_vars)
+    names = {v.name for v in vars}
+    missing = [v.name for v in value_vars if v.name not in names]
+    if missing:
+        raise ValueError(
+            f"{sampler} must be assigned to every free variable of the model, because each rung "
+            f"needs the whole state to evaluate prior * likelihood**beta; it was not given "
+            f"{missing}. Call {sampler}() without `vars`, or pass all of them."
+        )
+    discrete = [v.name for v in vars if v.dtype in discrete_types]
+    if discrete:
+        raise ValueError(
+            f"{sampler} samples continuous variables only; {discrete} are discrete. "
+            "Marginalise them out (e.g. pm.Mixture instead of a latent categorical)."
+        )
+
+
+def _is_improper(rv) -> bool:
+    return isinstance(rv.owner.op, FlatRV | HalfFlatRV)
+
+
+def improper_priors(model) -> list[str]:
+    """Names of free variables with an improper (Flat / HalfFlat) prior."""
+    return [rv.name for rv in model.free_RVs if _is_improper(rv)]
+
+
+def has_likelihood(model) -> bool:
+    """Whether ``model.datalogp`` depends on the free variables (observed data or Potentials)."""
+    if not (model.observed_RVs or model.potentials):
+        return False
+    inputs = {i for i in graph_inputs([model.datalogp]) if not isinstance(i, Constant)}
+    return any(v in inputs for v in model.value_vars)
+
+
+def minibatch_nodes(outputs) -> list:
+    """The ``pm.Minibatch`` nodes in the graphs of ``outputs``."""
+    return [node for node in applys_between([], outputs) if isinstance(node.op, MinibatchOp)]
+
+
+def is_scaled(rv) -> bool:
+    """Whether observed variable ``rv`` has a ``total_size`` (its log-likelihood rescaled)."""
+    return isinstance(rv.owner.op, MinibatchRandomVariable)
+
+
+def total_size(rv) -> int:
+    """The ``total_size`` of a scaled observed variable."""
+    size = rv.owner.inputs[1]
+    value = size.data if isinstance(size, Constant) else size.eval()
+    return int(value)
+
+
+def check_minibatch_model(model) -> None:
+    """Raise if an observed variable uses ``pm.Minibatch`` data without ``total_size``."""
+    for rv in model.observed_RVs:
+        if is_scaled(rv):
+            continue
+        if minibatch_nodes([rv, model.rvs_to_values[rv]]):
+            raise ValueError(
+                f"The observed variable {rv.name!r} uses pm.Minibatch data but has no "
+                "`total_size`, so its log-likelihood would not be scaled by N / batch_size and "
+                "SGLD would sample the wrong posterior. Pass `total_size=len(y)` (the full "
+                f"number of rows) when creating {rv.name!r}."
+            )
+
+
+def minibatched_observations(model) -> list[str]:
+    """Names of the observed variables whose log-likelihood is not the full data's.
+
+    That is every observed variable whose graph holds a ``pm.Minibatch`` call, or whose
+    ``total_size`` rescales its log-likelihood (``total_size`` different from the rows held).
+    """
+    names = []
+    for rv in model.observed_RVs:
+        value = model.rvs_to_values[rv]
+        if minibatch_nodes([rv, value]):
+            names.append(rv.name)
+        elif is_scaled(rv):
+            rows = int(np.shape(value.eval())[0]) if value.ndim > 0 else 1
+            if total_size(rv) != rows:
+                names.append(rv.name)
+    return names
+
+
+def refuse_minibatch(model, what: str) -> None:
+    """Raise a ValueError naming the minibatched observations, for exact samplers and evidence.
+
+    Exact samplers (MALA, ULA, ExchangeMC) and evidence estimators need the full-data
+    likelihood; a ``pm.Minibatch`` model gives them a random, rescaled one instead.
+    """
+    names = minibatched_observations(model)
+    if names:
+        raise ValueError(
+            f"{what} needs the full-data likelihood, but the observed variables {names} use "
+            "pm.Minibatch data or a `total_size` that rescales their log-likelihood, so every "
+            "evaluation would score a different random subset. Build the model on the full "
+            "data (no pm.Minibatch, no total_size) for this, or sample the minibatched model "
+            "with pmt.SGLD()."
+        )

@@ -1,0 +1,132 @@
+"""The tempered density of ExchangeMC: ``(logprior, loglik)`` of flat parameter vectors,
+batched over rungs (with gradients for gradient-based explorers), and prior draws."""
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pytensor.tensor as pt
+from pymc.blocking import DictToArrayBijection, RaveledVars
+from pymc.pytensorf import compile, join_nonshared_inputs, make_shared_replacements, reseed_rngs
+from pytensor.graph.replace import clone_replace, vectorize_graph
+
+from pymc_tempering.step_methods._compile.prior import (
+    PRIOR_BLOCK,
+    compile_prior_block,
+    compile_prior_draw,
+)
+from pymc_tempering.step_methods._compile.rewrites import checks_to_switches, with_switch_sinking
+
+__all__ = ["TemperedDensity", "compile_tempered_density"]
+
+
+@dataclass
+class TemperedDensity:
+    """Compiled ``(logprior, loglik)`` of flat parameter vectors, batched and single.
+
+    ``batch(x)`` takes an ``(n, n_params)`` float64 array and returns two ``(n,)`` arrays in one
+    compiled call; ``point_map_info`` maps a flat vector back to named variables. Calling the
+    density on one vector compiles the per-point function the first time only (the samplers
+    never do; the LLC evaluates its centre with it).
+    """
+
+    single_graph: tuple  # (inputs, outputs, compile kwargs) of the per-point function
+    batched: object
+    prior_draw: object | None
+    prior_rngs: list
+    point_map_info: tuple
+    n_params: int
+    batched_grad: object | None = None
+    prior_block: object | None = None
+
+    def batch(self, x: np.ndarray):
+        return self.batched(np.ascontiguousarray(x, dtype=np.float64))
+
+    def batch_grad(self, x: np.ndarray):
+        """``(logprior, loglik, grad_logprior, grad_loglik)`` of an ``(n, n_params)`` batch."""
+        return self.batched_grad(np.ascontiguousarray(x, dtype=np.float64))
+
+    @cached_property
+    def single(self):
+        inputs, outputs, compile_kwargs = self.single_graph
+        fn = compile(inputs, outputs, **compile_kwargs)
+        fn.trust_input = True
+        return fn
+
+    def __call__(self, x: np.ndarray):
+        return self.single(np.ascontiguousarray(x, dtype=np.float64))
+
+    def to_point(self, x: np.ndarray) -> dict:
+        return DictToArrayBijection.rmap(RaveledVars(x, self.point_map_info))
+
+    def can_sample_prior(self) -> bool:
+        return self.prior_draw is not None
+
+    def sample_prior(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` independent prior draws as flat value-space vectors (seeded from ``rng``)."""
+        reseed_rngs(self.prior_rngs, rng.integers(2**63))
+        if self.prior_block is not None:  # PRIOR_BLOCK draws per compiled call
+            blocks = [self.prior_block() for _ in range(-(-n // PRIOR_BLOCK))]
+            return np.concatenate(blocks)[:n].astype(np.float64)
+        draws = [np.concatenate([np.ravel(v) for v in self.prior_draw()]) for _ in range(n)]
+        return np.asarray(draws, dtype=np.float64).reshape(n, self.n_params)
+
+
+def compile_tempered_density(
+    model, vars, initial_point, compile_kwargs=None, gradient=False
+) -> TemperedDensity:
+    """Compile logprior and loglik of the flat parameter vector, per point and batched.
+
+    The batched function comes from ``vectorize_graph`` on the per-point graph, so a whole
+    ladder of replicas is evaluated in one call. With ``gradient=True`` a second batched
+    function also returns both gradients, for gradient-based explorers.
+    """
+    compile_kwargs = dict(compile_kwargs or {})
+    compile_kwargs.setdefault("on_unused_input", "ignore")
+    shared = make_shared_replacements(initial_point, vars, model)
+    (logprior, loglik), flat = join_nonshared_inputs(
+        initial_point, [model.varlogp, model.datalogp], vars, shared
+    )
+    # the samplers keep their states in float64 whatever floatX is: inputs are cast to the
+    # model's dtype inside the graph and outputs back to float64 (no-ops under float64)
+    flat64 = pt.vector("flat64", dtype="float64")
+    outputs = clone_replace([logprior, loglik], {flat: flat64.astype(flat.dtype)})
+    single = ([flat64], [v.astype("float64") for v in outputs], compile_kwargs)
+
+    replicas = pt.matrix("replicas", dtype="float64")
+    point_flat, (point_logprior, point_loglik) = checks_to_switches(flat, [logprior, loglik])
+    batch_logprior, batch_loglik = vectorize_graph(
+        [point_logprior, point_loglik], {point_flat: replicas.astype(flat.dtype)}
+    )
+    # a model term that does not depend on the parameters vectorises to a scalar
+    batch_logprior = pt.broadcast_to(batch_logprior, (replicas.shape[0],)).astype("float64")
+    batch_loglik = pt.broadcast_to(batch_loglik, (replicas.shape[0],)).astype("float64")
+    batched_kwargs = {**compile_kwargs, "mode": with_switch_sinking(compile_kwargs.get("mode"))}
+    batched = compile([replicas], [batch_logprior, batch_loglik], **batched_kwargs)
+    batched.trust_input = True
+
+    batched_grad = None
+    if gradient:
+        grads = [
+            pt.grad(point_logprior, point_flat, disconnected_inputs="ignore"),
+            pt.grad(point_loglik, point_flat, disconnected_inputs="ignore"),
+        ]
+        batch_grads = vectorize_graph(grads, {point_flat: replicas.astype(flat.dtype)})
+        batch_grads = [pt.broadcast_to(g, replicas.shape).astype("float64") for g in batch_grads]
+        batched_grad = compile(
+            [replicas], [batch_logprior, batch_loglik, *batch_grads], **batched_kwargs
+        )
+        batched_grad.trust_input = True
+
+    point = {v.name: initial_point[v.name] for v in vars}
+    point_map_info = DictToArrayBijection.map(point).point_map_info
+    n_params = int(DictToArrayBijection.map(point).data.size)
+
+    prior_draw, prior_rngs = compile_prior_draw(model, vars, compile_kwargs)
+    prior_block, block_rngs = compile_prior_block(model, vars, n_params, compile_kwargs)
+    if prior_block is not None:
+        prior_rngs = block_rngs
+    return TemperedDensity(
+        single, batched, prior_draw, prior_rngs, point_map_info, n_params, batched_grad,
+        prior_block,
+    )  # fmt: skip
