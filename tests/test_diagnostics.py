@@ -10,7 +10,7 @@ import numpy as np
 import pymc as pm
 import pytest
 import xarray as xr
-from conftest import SAMPLE_KWARGS
+from helpers import SAMPLE_KWARGS
 from targets import lecture_data, lecture_model, lecture_power_moments
 
 import pymc_tempering as pmt

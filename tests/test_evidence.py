@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import targets
 import xarray as xr
-from conftest import recompiled
+from helpers import recompiled
 
 import pymc_tempering as pmt
 from pymc_tempering import evidence as ev

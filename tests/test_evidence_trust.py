@@ -13,7 +13,7 @@ import pymc as pm
 import pytest
 import targets
 import xarray as xr
-from conftest import recompiled
+from helpers import recompiled
 
 import pymc_tempering as pmt
 from pymc_tempering import exact

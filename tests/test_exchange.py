@@ -5,7 +5,7 @@ import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
-from conftest import (
+from helpers import (
     SAMPLE_KWARGS,
     X_SEED_LECTURE,
     bimodal_model,

@@ -6,7 +6,7 @@ import numpy as np
 import pymc as pm
 import pytensor
 import pytest
-from conftest import SAMPLE_KWARGS
+from helpers import SAMPLE_KWARGS
 from scipy import stats
 
 import pymc_tempering as pmt

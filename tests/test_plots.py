@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pymc as pm
 import pytest
-from conftest import SAMPLE_KWARGS
+from helpers import SAMPLE_KWARGS
 from test_diagnostics import adaptive_run, exchange_run, padded_run, with_zero_likelihood
 
 import pymc_tempering as pmt

@@ -7,7 +7,7 @@ import numba
 import numpy as np
 import pymc as pm
 import pytest
-from conftest import (
+from helpers import (
     SAMPLE_KWARGS,
     mode_weight_check,
     recompiled,

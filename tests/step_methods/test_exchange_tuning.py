@@ -5,7 +5,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pymc as pm
 import pytest
-from conftest import (
+from helpers import (
     B_PRIOR,
     SAMPLE_KWARGS,
     X_SEED_LECTURE,
