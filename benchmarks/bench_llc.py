@@ -153,14 +153,15 @@ def run_ours(y, sampler, draws, seed):
 
 
 def draws_for_budget(y, sampler, budget):
-    """Draws per chain that fit in ``budget`` seconds, from two timed runs (compile included)."""
-    small, large = 200, 1200
-    t_small = min(run_ours(y, sampler, small, 90 + i)[2] for i in range(2))
-    t_large = run_ours(y, sampler, large, 92)[2]
-    per_draw = max((t_large - t_small) / (large - small), 1e-6)
-    if sampler == "mala":
-        per_draw *= 1.25  # its tuning steps (a quarter of the draws) are not draws
-    overhead = max(t_small - small * per_draw, 0.0)
+    """Draws per chain that fit in ``budget`` seconds (compilation included): a first guess from
+    a 50-draw and a 2000-draw run, then one run at the guess, rescaled by budget / its time."""
+    t_tiny = min(run_ours(y, sampler, 50, 90 + i)[2] for i in range(2))
+    t_large = run_ours(y, sampler, 2000, 92)[2]
+    per_draw = max((t_large - t_tiny) / 1950, 1e-5)
+    overhead = max(t_tiny - 50 * per_draw, 0.0)
+    draws = max(int((budget - overhead) / per_draw), 100)
+    wall = run_ours(y, sampler, draws, 93)[2]
+    per_draw = max((wall - overhead) / draws, 1e-5)
     return max(int((budget - overhead) / per_draw), 100), per_draw, overhead
 
 
