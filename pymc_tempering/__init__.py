@@ -10,7 +10,7 @@ Bayes factors), tempering diagnostics and plots. Exact reference values live in
 from pymc_tempering import exact
 from pymc_tempering._trace import tempering_dataset
 from pymc_tempering.acceptance_ratio import bar, mbar
-from pymc_tempering.approximations import bic, laplace_evidence
+from pymc_tempering.approximations import bic, laplace_evidence, learning_coefficient_evidence
 from pymc_tempering.bridge import bridge_sampling
 from pymc_tempering.comparison import compare_evidence
 from pymc_tempering.diagnostics import (
@@ -57,6 +57,7 @@ __all__ = [
     "compare_models",
     "laplace_evidence",
     "bic",
+    "learning_coefficient_evidence",
     "bridge_sampling",
     "evidence_ladder",
     "EvidenceWarning",
