@@ -191,7 +191,10 @@ def test_block_prior_sampler_matches_the_per_draw_sampler():
     density = step.density
     assert density.prior_block is not None
     block = density.sample_prior(4000, np.random.default_rng(1))
-    density_one = type(density)(**{**density.__dict__, "prior_block": None})
+    # the per-draw function has random generators of its own: reseed those, not the block's
+    own_rngs = [v for v in density.prior_draw.get_shared() if "Generator" in str(v.type)]
+    assert own_rngs
+    density_one = type(density)(**{**density.__dict__, "prior_block": None, "prior_rngs": own_rngs})
     one = density_one.sample_prior(4000, np.random.default_rng(2))
     for j in range(3):
         assert stats.ks_2samp(block[:, j], one[:, j]).pvalue > 1e-3, j
