@@ -13,7 +13,8 @@ from arviz_stats.base import array_stats
 
 from pymc_tempering._evidence_checks import sampling_problems, warn
 from pymc_tempering._fingerprint import observed_fingerprint
-from pymc_tempering._trace import has_per_chain_ladders, one_chain, tempering_dataset
+from pymc_tempering._trace import chains, has_per_chain_ladders, tempering_dataset
+from pymc_tempering.evidence_estimators import pool_chains
 from pymc_tempering.kernels import acceptance_ratio as kernels
 from pymc_tempering.kernels.evidence import power_posterior_moments
 from pymc_tempering.kernels.mcse import mean_mcse as _mcse
@@ -59,45 +60,28 @@ def _one_ladder(ds: xr.Dataset, estimator: str):
             "converged": fit.converged,
         },
         coords={"beta": ("rung", betas)},
+        attrs={"ladder_start": float(betas[0])},
     )
     return result, _problems(ds, betas, loglik, fit, float(ess[-1]))
-
-
-def _pooled(parts: list[xr.Dataset]) -> xr.Dataset:
-    """The mean of per-chain estimates (per-chain ladders); MCSE from theirs, floored by their
-    spread with at least 4 chains (as for one ladder's MCSE)."""
-    values = np.array([float(p["log_marginal_likelihood"]) for p in parts])
-    mcses = np.array([float(p["mcse"]) for p in parts])
-    mcse = np.sqrt(np.sum(mcses**2)) / len(parts)
-    if len(parts) >= 4:
-        mcse = max(mcse, np.std(values, ddof=1) / np.sqrt(len(parts)))
-    return xr.Dataset(
-        {
-            "log_marginal_likelihood": values.mean(),
-            "mcse": mcse,
-            "ess": sum(float(p["ess"]) for p in parts),
-            "converged": all(bool(p["converged"]) for p in parts),
-        }
-    )
 
 
 def _estimate(data, estimator: str, stacklevel: int) -> xr.Dataset:
     ds = tempering_dataset(data)
     if has_per_chain_ladders(ds):
-        chains = [_one_ladder(one_chain(ds, c), estimator) for c in range(ds.sizes["chain"])]
-        result = _pooled([part for part, _ in chains])
+        fits = [_one_ladder(one, estimator) for one in chains(ds)]
+        pooled = pool_chains([part for part, _ in fits], ds)
+        # each chain has its own ladder: no common curve
+        result = pooled.drop_vars(["log_z", "log_z_mcse", "beta"], errors="ignore")
+        result["converged"] = bool(pooled["converged"].all())
         problems = [
             f"chain {name}: {p}"
-            for name, (_, found) in zip(ds["chain"].values, chains, strict=True)
+            for name, (_, found) in zip(ds["chain"].values, fits, strict=True)
             for p in found
         ]
-        ladder_start = float(np.nanmin(ds["beta"].values[:, 0]))
     else:
         result, problems = _one_ladder(ds, estimator)
-        ladder_start = float(ds["beta"].values[0])
     result.attrs.update(
         method=_NAMES[estimator],
-        ladder_start=ladder_start,
         observed_data=observed_fingerprint(data),
         warning=warn(_NAMES[estimator], problems, stacklevel=stacklevel + 1),
     )

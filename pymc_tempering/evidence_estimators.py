@@ -173,7 +173,7 @@ def _ss_dataset(betas, value, mcse, ess, log_ratio, stone_khat):
     )
 
 
-def _combine_chains(parts: list[xr.Dataset], ds: xr.Dataset) -> xr.Dataset:
+def pool_chains(parts: list[xr.Dataset], ds: xr.Dataset) -> xr.Dataset:
     """Pool per-chain estimates when each chain tuned its own ladder (``ladder="adaptive"``).
 
     Chains are independent, so the pooled estimate is their mean, its MCSE
@@ -214,8 +214,8 @@ def estimate_evidence(data, method="corrected") -> EvidenceEstimates:
     ds = tempering_dataset(data)
     if has_per_chain_ladders(ds):
         parts = [_evidence(one, method) for one in chains(ds)]
-        ti = _combine_chains([ev.ti for ev in parts], ds)
-        ss = _combine_chains([ev.ss for ev in parts], ds)
+        ti = pool_chains([ev.ti for ev in parts], ds)
+        ss = pool_chains([ev.ss for ev in parts], ds)
         names = ds["chain"].values
         ti_problems = [
             f"chain {n}: {p}" for n, ev in zip(names, parts, strict=True) for p in ev.ti_problems
