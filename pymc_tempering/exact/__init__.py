@@ -1,0 +1,108 @@
+r"""Exact reference values to validate samplers and evidence estimates against.
+
+Models whose marginal likelihood is known without sampling, one module per family:
+
+* :mod:`~pymc_tempering.exact.singular`: the seed paper's singular model (Nagata & Watanabe
+  2008), :math:`H(w) = \prod_j w_j^2`, prior :math:`N(0, I_d)`; its stochastic complexity
+  :math:`F(n) = -\log Z(n)`, the paper's asymptotic eq. (4), the exact per-rung
+  :math:`E_t[-nH]`; with the monomial models, WBIC and learning coefficients of
+  :mod:`pymc_tempering._exact_singular`;
+* :mod:`~pymc_tempering.exact.conjugate`: the seed lecture on empirical Bayes,
+  :math:`x_i \sim N(\mu, 1)`, :math:`\mu \sim N(0, b^2)`, and conjugate Normal-Gamma linear
+  regression with the classic radiata pine benchmark (Williams 1959; Friel & Pettitt 2008);
+* :mod:`~pymc_tempering.exact.two_mode`: a well-separated two-mode target in 2-D;
+* :mod:`~pymc_tempering.exact.eight_schools`: the centred eight schools (Rubin 1981),
+  :math:`\log Z_\beta` and :math:`E_\beta[\ell]` by 1-D quadrature over :math:`\tau`;
+* :mod:`~pymc_tempering.exact.support`: two models whose :math:`E_0[\ell] = -\infty`, a uniform
+  likelihood whose support depends on a parameter and a hard constraint written as a Potential;
+* :mod:`~pymc_tempering.exact.egg_box`: the egg box of Feroz, Hobson & Bridges (2009), a 2-D
+  likelihood with many sharp maxima.
+
+Every function is NumPy/SciPy only (no sampling); the few model builders import PyMC when called.
+"""
+
+from pymc_tempering._exact_singular import (
+    exact_learning_coefficients,
+    exact_wbic,
+    monomial_free_energy,
+    monomial_learning_coefficient,
+    monomial_llc,
+    monomial_power_moments,
+    regular_power_moments,
+)
+from pymc_tempering.exact.conjugate import (
+    RADIATA_PINE_PRIOR,
+    lecture_log_evidence,
+    normal_gamma_log_evidence,
+    radiata_pine_log_evidence,
+    read_radiata_pine,
+)
+from pymc_tempering.exact.egg_box import (
+    EGG_BOX_SIDE,
+    egg_box_log_evidence,
+    egg_box_loglik,
+    egg_box_power_moments,
+)
+from pymc_tempering.exact.eight_schools import (
+    EIGHT_SCHOOLS_PRIOR,
+    EIGHT_SCHOOLS_SIGMA,
+    EIGHT_SCHOOLS_Y,
+    eight_schools_log_evidence,
+    eight_schools_mean_loglik,
+)
+from pymc_tempering.exact.singular import (
+    SINGULAR_CONSTANT_D2,
+    singular_free_energy,
+    singular_free_energy_asymptotic,
+    singular_mean_loglik,
+)
+from pymc_tempering.exact.support import (
+    constrained_log_evidence,
+    constrained_mean_loglik,
+    uniform_support_log_evidence,
+    uniform_support_mean_loglik,
+    uniform_support_prior_probability,
+)
+from pymc_tempering.exact.two_mode import (
+    TWO_MODE_MEANS,
+    TWO_MODE_WEIGHTS,
+    two_mode_log_evidence,
+    two_mode_model,
+)
+
+__all__ = [
+    "SINGULAR_CONSTANT_D2",
+    "RADIATA_PINE_PRIOR",
+    "singular_free_energy",
+    "singular_free_energy_asymptotic",
+    "singular_mean_loglik",
+    "lecture_log_evidence",
+    "normal_gamma_log_evidence",
+    "radiata_pine_log_evidence",
+    "read_radiata_pine",
+    "TWO_MODE_WEIGHTS",
+    "TWO_MODE_MEANS",
+    "two_mode_model",
+    "two_mode_log_evidence",
+    "EIGHT_SCHOOLS_Y",
+    "EIGHT_SCHOOLS_SIGMA",
+    "EIGHT_SCHOOLS_PRIOR",
+    "eight_schools_log_evidence",
+    "eight_schools_mean_loglik",
+    "uniform_support_log_evidence",
+    "uniform_support_mean_loglik",
+    "uniform_support_prior_probability",
+    "constrained_log_evidence",
+    "constrained_mean_loglik",
+    "EGG_BOX_SIDE",
+    "egg_box_loglik",
+    "egg_box_log_evidence",
+    "egg_box_power_moments",
+    "monomial_power_moments",
+    "monomial_free_energy",
+    "monomial_learning_coefficient",
+    "regular_power_moments",
+    "exact_wbic",
+    "exact_learning_coefficients",
+    "monomial_llc",
+]
