@@ -1,0 +1,176 @@
+r"""Everything that says whether a tempering run worked, in one labelled Dataset.
+
+Per rung: local acceptance, proposal scale, the mean log-likelihood that thermodynamic
+integration integrates (with its MCSE, ESS and R-hat, over the finite draws where the prior rung
+samples zero likelihood); per rung pair: swap rates; per chain: round trips; and the
+communication barrier (:mod:`.barrier`, :mod:`.round_trip`).
+"""
+
+import warnings
+
+import numpy as np
+import xarray as xr
+from arviz_stats.base import array_stats
+
+from pymc_tempering._trace import (
+    PAIR_STATS,
+    RUNG_STATS,
+    has_per_chain_ladders,
+    per_chain,
+    tempering_dataset,
+)
+from pymc_tempering.diagnostics.barrier import global_barrier, swap_rates
+from pymc_tempering.diagnostics.round_trip import round_trips
+
+__all__ = ["tempering_summary"]
+
+
+def _mean_stats(ary: np.ndarray) -> np.ndarray:
+    """Rows mean, MCSE, ESS (of the mean) and R-hat of ``ary`` (chain, draw, k), per column.
+
+    MCSE is ``sd / sqrt(ESS)`` with ArviZ's ``ess(method="mean")``, as the evidence
+    estimators compute it. A single chain's R-hat compares its two halves.
+    """
+    kwargs = {"chain_axis": 0, "draw_axis": 1}
+    ess = np.asarray(array_stats.ess(ary, method="mean", **kwargs))
+    halves = ary
+    if ary.shape[0] == 1:  # R-hat needs two chains: split the one there is
+        half = ary.shape[1] // 2
+        halves = np.concatenate([ary[:, :half], ary[:, half : 2 * half]], axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # too few draws -> NaN, not a warning
+        mcse = np.std(ary, axis=(0, 1), ddof=1) / np.sqrt(ess)
+        rhat = np.asarray(array_stats.rhat(halves, **kwargs))
+    return np.stack([ary.mean(axis=(0, 1)), mcse, ess, rhat])
+
+
+def _finite_mean_stats(draws: np.ndarray) -> np.ndarray:
+    """:func:`_mean_stats` of one rung's ``draws`` (chain, draw) over its finite draws.
+
+    The mean is over all finite draws. ESS and R-hat are computed on each chain's finite draws
+    in order, cut to the shortest chain's count so the chains line up, and the ESS is scaled
+    back up to all finite draws (same ESS per draw); the MCSE is ``sd / sqrt(ESS)``.
+    """
+    kept = [row[np.isfinite(row)] for row in draws]
+    finite = np.concatenate(kept)
+    n = min(row.size for row in kept)
+    if n < 4:  # too few draws in some chain for ESS / R-hat
+        mean = finite.mean() if finite.size else np.nan
+        return np.array([mean, np.nan, np.nan, np.nan])
+    stats = _mean_stats(np.stack([row[:n] for row in kept])[..., None])[:, 0]
+    ess = stats[2] * finite.size / (n * len(kept))
+    mcse = np.std(finite, ddof=1) / np.sqrt(ess)
+    return np.array([finite.mean(), mcse, ess, stats[3]])
+
+
+def _loglik_stats(ds: xr.Dataset) -> xr.Dataset:
+    r"""Per rung: mean ``rung_loglik`` over the finite draws, with its MCSE, ESS and R-hat, and
+    the fraction of draws with zero likelihood (``loglik = -inf``).
+
+    Zero-likelihood draws happen where the ``beta = 0`` rung samples the prior exactly and the
+    likelihood's support depends on a parameter; no power posterior with ``beta > 0`` puts mass
+    there, so :math:`E_\beta[\ell]` as :math:`\beta \to 0^+` is the mean over the finite
+    draws. Per chain, with a ``chain`` dim, when each chain tuned its own ladder.
+    """
+    if has_per_chain_ladders(ds):
+        return per_chain(_loglik_stats, ds)
+    loglik = ds["rung_loglik"].transpose("chain", "draw", "rung").values.astype(float)
+    invalid = np.isnan(loglik) | (loglik == np.inf)
+    if invalid.any():
+        rungs = np.flatnonzero(invalid.any(axis=(0, 1))).tolist()
+        raise ValueError(
+            f"`rung_loglik` holds NaN or +inf on rungs {rungs}: the traces are corrupt (a "
+            "likelihood is at most finite, or zero: -inf). Re-run pm.sample with ExchangeMC."
+        )
+    zero = loglik == -np.inf
+    stats = np.full((4, loglik.shape[-1]), np.nan)
+    all_finite = ~zero.any(axis=(0, 1))
+    stats[:, all_finite] = _mean_stats(loglik[..., all_finite])
+    for rung in np.flatnonzero(~all_finite):
+        stats[:, rung] = _finite_mean_stats(loglik[..., rung])
+    names = ("mean_loglik", "mean_loglik_mcse", "ess_loglik", "rhat_loglik")
+    return xr.Dataset(
+        {name: ("rung", row) for name, row in zip(names, stats, strict=True)}
+        | {"zero_likelihood_fraction": ("rung", zero.mean(axis=(0, 1)))},
+        coords={"rung": ds["rung"].values, "beta": ("rung", ds["beta"].values)},
+    )
+
+
+def tempering_summary(data) -> xr.Dataset:
+    r"""Everything that says whether a tempering run worked, in one labelled Dataset.
+
+    Parameters
+    ----------
+    data : DataTree or Dataset
+        The result of ``pm.sample(step=pmt.ExchangeMC(...))``, its ``sample_stats``, or
+        :func:`pymc_tempering.tempering_dataset`'s output.
+
+    Returns
+    -------
+    xarray.Dataset
+        Per rung (dim ``rung``, coord ``beta``): ``accept`` (local Metropolis acceptance
+        probability; 1 on an exact prior rung), ``scaling`` (proposal scale, chains averaged;
+        NaN on an exact prior rung, which proposes nothing), ``mean_loglik`` with
+        ``mean_loglik_mcse``, ``ess_loglik`` (ESS of the mean) and ``rhat_loglik`` (with one
+        chain, its two halves compared), ``zero_likelihood_fraction`` (draws whose
+        log-likelihood is -inf; the loglik statistics are over the other draws, see Notes)
+        and ``cumulative_barrier``. Per rung pair (dim ``rung_pair``, coords ``beta_lower``,
+        ``beta_upper``): ``swap_accept``, ``swap_accepted``, ``rejection``. Per chain:
+        ``round_trips``, ``round_trip_rate`` (per 1,000 draws). Scalars: ``global_barrier``,
+        ``suggested_n_rungs``, ``predicted_round_trip_rate``. ``attrs["n_draws"]`` and
+        ``attrs["n_chains"]``. When each chain tuned its own ladder (``ladder="adaptive"``),
+        every quantity is computed per chain and has a ``chain`` dim, and so has ``beta``;
+        with ``adapt_n_rungs=True`` a chain that settled on fewer rungs has NaN on the rungs
+        it lacks (where its ``beta`` is NaN).
+
+    Raises
+    ------
+    ValueError
+        If ``rung_loglik`` holds NaN or +inf (corrupt traces).
+
+    Notes
+    -----
+    Where the likelihood's support depends on a parameter (or a Potential is -inf), the
+    ``beta = 0`` rung samples prior draws with zero likelihood. They have no weight under any
+    rung with ``beta > 0``, so ``mean_loglik`` there is the mean over the finite draws (the
+    limit :math:`\beta \to 0^+` that thermodynamic integration needs) and
+    ``zero_likelihood_fraction`` says how many were left out. Swap and local acceptance rates
+    are unaffected: a swap that would move such a draw up is always rejected.
+
+    See Also
+    --------
+    swap_rates, round_trips, global_barrier
+
+    Examples
+    --------
+    >>> summary = pmt.tempering_summary(idata)                                   # doctest: +SKIP
+    >>> summary[["accept", "mean_loglik", "mean_loglik_mcse"]].to_dataframe()   # doctest: +SKIP
+    >>> float(summary.global_barrier), int(summary.suggested_n_rungs)            # doctest: +SKIP
+    """
+    ds = tempering_dataset(data)
+    missing = [name for name in (*RUNG_STATS, *PAIR_STATS) if name not in ds]
+    if missing:
+        raise ValueError(f"No {missing} traces: sample with pmt.ExchangeMC.")
+    if has_per_chain_ladders(ds):
+        return per_chain(tempering_summary, ds)
+    dims = ("chain", "draw")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # exact prior rung: all-NaN scaling
+        scaling = ds["rung_scaling"].mean(dims)
+    per_rung = xr.Dataset({"accept": ds["rung_accept"].mean(dims), "scaling": scaling}).merge(
+        _loglik_stats(ds)
+    )
+    barrier = global_barrier(ds)
+    trips = round_trips(ds)
+    summary = xr.merge(
+        [
+            per_rung,
+            swap_rates(ds),
+            barrier.drop_vars("rejection"),
+            trips[["round_trips", "round_trip_rate"]],
+        ],
+        join="exact",
+        compat="override",
+    )
+    summary.attrs = {"n_draws": ds.sizes["draw"], "n_chains": ds.sizes["chain"]}
+    return summary
