@@ -280,6 +280,9 @@ def stepping_stone_draws(betas, loglik, *, rung_axis=-1):
     return log_ratio, terms
 
 
+MIN_TAIL_VALUES = 5
+
+
 def pareto_khat(values, *, axis=-1, log=False):
     r"""Shape :math:`\hat k` of a generalised Pareto fit to the upper tail of ``values``.
 
@@ -304,7 +307,10 @@ def pareto_khat(values, *, axis=-1, log=False):
     ndarray
         :math:`\hat k` per batch element; ``-inf`` where the tail is constant (no tail at all),
         ``inf`` where it is degenerate (a few draws carry all the mass), NaN with fewer than 25
-        draws.
+        draws, and NaN where the tail of plain values (``log=False``) holds fewer than
+        ``MIN_TAIL_VALUES`` distinct values: draws that take a few values only (the
+        log-likelihood of a discrete model) have no continuous tail to fit, and their ties
+        would read as a degenerate one.
     """
     x = np.moveaxis(np.asarray(values, dtype=float), axis, -1)
     n_draws = x.shape[-1]
@@ -332,7 +338,11 @@ def pareto_khat(values, *, axis=-1, log=False):
     khat = (m * khat + 10 * 0.5) / (m + 10)
     constant = excess[..., -1] <= 0
     degenerate = ~constant & ((first_quartile <= excess[..., 0]) | ~np.isfinite(khat))
-    return np.where(constant, -np.inf, np.where(degenerate, np.inf, khat))
+    khat = np.where(constant, -np.inf, np.where(degenerate, np.inf, khat))
+    if not log:
+        n_values = 1 + np.sum(np.diff(top, axis=-1) > 0, axis=-1)
+        khat = np.where(~constant & (n_values < MIN_TAIL_VALUES), np.nan, khat)
+    return khat
 
 
 def khat_threshold(n_draws: int) -> float:

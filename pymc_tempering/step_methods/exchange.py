@@ -12,13 +12,13 @@ from pymc.model import modelcontext
 from pymc.step_methods.arraystep import ArrayStepShared
 from pymc.step_methods.compound import Competence
 from pymc.util import get_value_vars_from_user_vars
-from pymc.vartypes import continuous_types
 
 from pymc_tempering import adaptation
 from pymc_tempering.kernels import fused
 from pymc_tempering.kernels.fused import ACCEPT, SWAP
 from pymc_tempering.step_methods import exchange_stats
-from pymc_tempering.step_methods._compile import compile_tempered_density
+from pymc_tempering.step_methods._compile import compile_tempered_density, discrete_variables
+from pymc_tempering.step_methods.discrete import DiscreteMoves, Mixed
 from pymc_tempering.step_methods.exchange_options import (
     check_model,
     exchange_options,
@@ -185,10 +185,16 @@ class ExchangeMC(ArrayStepShared):
         self.density = compile_tempered_density(
             model, vars, initial_point, compile_kwargs, gradient=explorer_class.needs_gradient
         )
-        self.explorer = explorer_class(self.density)
+        discrete = discrete_variables(model, vars, self.density.point_map_info)
+        self.discrete_columns = np.concatenate([v.columns for v in discrete] or [[]]).astype(int)
+        n_continuous = self.density.n_params - self.discrete_columns.size
+        self.explorer = explorer_class(self.density, self.discrete_columns)
+        if discrete:
+            self.explorer = Mixed(self.explorer, DiscreteMoves(self.density, discrete))
         settings = local_settings(
             prior_rung, target_accept, scaling, betas=self.betas, density=self.density,
-            default_target_accept=self.explorer.default_target_accept(self.density.n_params),
+            default_target_accept=self.explorer.default_target_accept(n_continuous),
+            n_discrete=self.discrete_columns.size,
         )  # fmt: skip
         self.prior_rung, self.target_accept = settings.prior_rung, settings.target_accept
         self._initial_log_scaling = settings.initial_log_scaling
@@ -244,8 +250,9 @@ class ExchangeMC(ArrayStepShared):
 
     def _init_replicas(self, q0: np.ndarray):
         self.replicas = initial_replicas(
-            q0, self.betas, self.density, self.explorer, self.init, self.rng
-        )
+            q0, self.betas, self.density, self.explorer, self.init, self.rng,
+            self.discrete_columns,
+        )  # fmt: skip
 
     def _prior_draw(self):
         """One independent prior draw, from a buffer refilled in blocks (part of the state)."""
@@ -348,9 +355,7 @@ class ExchangeMC(ArrayStepShared):
     # -- PyMC integration ------------------------------------------------------------------------
     @staticmethod
     def competence(var, has_grad):
-        if var.dtype in continuous_types:
-            return Competence.COMPATIBLE
-        return Competence.INCOMPATIBLE
+        return Competence.COMPATIBLE
 
     _progressbar_config = staticmethod(exchange_stats.progressbar_config)
     _make_progressbar_update_functions = staticmethod(exchange_stats.progressbar_update_functions)

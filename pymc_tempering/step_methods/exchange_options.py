@@ -12,7 +12,7 @@ import numpy as np
 from pymc_tempering.adaptation import LADDER_OBJECTIVES
 from pymc_tempering.ladder import make_ladder
 from pymc_tempering.step_methods._compile import (
-    check_all_free_continuous,
+    check_all_free,
     has_likelihood,
     improper_priors,
     refuse_minibatch,
@@ -55,9 +55,8 @@ def _check_choice(name, value, choices):
 
 
 def check_model(model, vars) -> None:
-    """Refuse models ExchangeMC cannot temper: discrete or partial ``vars``, minibatches, no
-    likelihood."""
-    check_all_free_continuous(model, vars, "ExchangeMC")
+    """Refuse models ExchangeMC cannot temper: partial ``vars``, minibatches, no likelihood."""
+    check_all_free(model, vars, "ExchangeMC")
     refuse_minibatch(model, "ExchangeMC")
     if not has_likelihood(model):
         raise ValueError(
@@ -106,11 +105,12 @@ def exchange_options(
 
 
 def local_settings(
-    prior_rung, target_accept, scaling, *, betas, density, default_target_accept
+    prior_rung, target_accept, scaling, *, betas, density, default_target_accept, n_discrete=0
 ) -> LocalSettings:
     """``prior_rung`` (default: wherever possible), ``target_accept`` (default: the explorer's
-    ``default_target_accept``) and the initial proposal scale (default ``2.38 / sqrt(d)``)."""
-    n_params = density.n_params
+    ``default_target_accept``) and the initial proposal scale (default ``2.38 / sqrt(d)``, ``d``
+    the number of continuous parameters)."""
+    n_params = max(density.n_params - n_discrete, 1)  # the continuous block's dimension
     can_prior = betas[0] == 0 and density.can_sample_prior()
     if prior_rung and not can_prior:
         raise ValueError(

@@ -93,15 +93,17 @@ class ExchangeMCState(StepMethodState):
     swap_scheme: str = field(metadata={"frozen": True})
 
 
-def initial_replicas(q0, betas, density, explorer, init, rng) -> Replicas:
+def initial_replicas(q0, betas, density, explorer, init, rng, discrete_columns=()) -> Replicas:
     """Replicas to start from: the top rung at the start point ``q0``, the others independent
     prior draws (``init="prior"``) or ``q0`` plus U(-1, 1) jitter; any that is inadmissible on
-    its rung (:func:`pymc_tempering.kernels.rwm.admissible`) starts at ``q0`` instead."""
+    its rung (:func:`pymc_tempering.kernels.rwm.admissible`) starts at ``q0`` instead. Jittered
+    ``discrete_columns`` are rounded to integers."""
     n_rungs, n_params = betas.size, density.n_params
     if init == "prior":
         x = density.sample_prior(n_rungs, rng)
     else:
         x = q0 + rng.uniform(-1, 1, size=(n_rungs, n_params))
+        x[:, discrete_columns] = np.round(x[:, discrete_columns])
     x[-1] = q0
     logprior, loglik = density.batch(x)
     if not (np.isfinite(logprior[-1]) and np.isfinite(loglik[-1])):

@@ -55,10 +55,15 @@ class RandomWalk:
     name = "rwm"
     needs_gradient = False
 
-    def __init__(self, density):
+    def __init__(self, density, fixed=None):
         self.density = density
         self._cache = (None, None, None)  # step scale derived from the current ScaleTuning
         self._constant = {}
+        # columns this explorer leaves alone (discrete variables, moved by their own moves)
+        self._moving = None
+        if fixed is not None and len(fixed):
+            self._moving = np.ones(density.n_params)
+            self._moving[fixed] = 0.0
 
     @staticmethod
     def default_target_accept(n_params: int) -> float:
@@ -74,6 +79,8 @@ class RandomWalk:
         if log_scaling is scales.log_scaling and param_scale is scales.param_scale:
             return step_scale
         step_scale = np.exp(scales.log_scaling)[:, None] * scales.param_scale
+        if self._moving is not None:
+            step_scale = step_scale * self._moving
         self._cache = (scales.log_scaling, scales.param_scale, step_scale)
         return step_scale
 
@@ -89,7 +96,8 @@ class RandomWalk:
             or random.pos >= len(random.noise)
             or (random.noise.shape[1:] != (n_rungs, n_params))
         ):
-            size = max(1, min(RANDOM_BLOCK, RANDOM_BLOCK_VALUES // (n_rungs * n_params)))
+            per_sweep = n_rungs * max(n_params, 1)
+            size = max(1, min(RANDOM_BLOCK, RANDOM_BLOCK_VALUES // per_sweep))
             noise = rng.standard_normal((size, n_rungs, n_params))
             log_u = np.log(rng.random((size, 2 * n_rungs - 1)))
             random = RandomBlock(noise, log_u, 0)
@@ -116,8 +124,12 @@ class Langevin:
     name = "mala"
     needs_gradient = True
 
-    def __init__(self, density):
+    def __init__(self, density, fixed=None):
         self.density = density
+        # the columns it moves: all, or all but ``fixed`` (discrete variables)
+        self._cols = None
+        if fixed is not None and len(fixed):
+            self._cols = np.setdiff1d(np.arange(density.n_params), fixed)
 
     @staticmethod
     def default_target_accept(n_params: int) -> float:
@@ -134,12 +146,24 @@ class Langevin:
         aux = replicas.aux
         grad = mala_rungs.tempered_grad(betas, aux[:, :n_params], aux[:, n_params:])
         h = 0.5 * noise[:, None] ** 2
-        proposal = langevin_proposal(x, grad, h, scale**2, rng.standard_normal(x.shape))
+        cols = self._cols
+        if cols is None:
+            proposal = langevin_proposal(x, grad, h, scale**2, rng.standard_normal(x.shape))
+        else:  # move the continuous columns only
+            x, grad, scale = x[:, cols], grad[:, cols], scale[:, cols]
+            moved = langevin_proposal(x, grad, h, scale**2, rng.standard_normal(x.shape))
+            proposal = replicas.x.copy()
+            proposal[:, cols] = moved
         if exact is not None:
             proposal[0] = exact
         logprior, loglik, grad_prior, grad_lik = self.density.batch_grad(proposal)
         prop_grad = mala_rungs.tempered_grad(betas, grad_prior, grad_lik)
-        log_q_ratio = mala_rungs.mala_log_q_ratio(x, proposal, grad, prop_grad, noise, scale)
+        if cols is None:
+            log_q_ratio = mala_rungs.mala_log_q_ratio(x, proposal, grad, prop_grad, noise, scale)
+        else:
+            log_q_ratio = mala_rungs.mala_log_q_ratio(
+                x, proposal[:, cols], grad, prop_grad[:, cols], noise, scale
+            )
         # a non-finite gradient: reject the move
         logprior = np.where(np.all(np.isfinite(prop_grad), axis=1), logprior, -np.inf)
         log_u = np.log(rng.random(n_rungs))

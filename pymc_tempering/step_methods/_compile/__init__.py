@@ -4,8 +4,9 @@ Tempering needs the model's log density split as ``logprior + beta * loglik``. W
 PyMC's SMC uses: ``model.varlogp`` (free variables in their value space, Jacobians included) is
 the log prior, ``model.datalogp`` (observed variables and Potentials) the log-likelihood.
 
-- :mod:`.checks`: what a model must satisfy before compiling (free continuous variables,
+- :mod:`.checks`: what a model must satisfy before compiling (all free variables,
   proper priors, likelihood terms, minibatched observations);
+- :mod:`.discrete`: the discrete free variables' columns and supports;
 - :mod:`.rewrites`: exact graph rewrites for batched densities;
 - :mod:`.prior`: forward samplers of the prior in value space;
 - :mod:`.tempered`: ExchangeMC's ``(logprior, loglik)`` batched over rungs, with gradients;
@@ -21,13 +22,14 @@ from pymc_tempering.step_methods._compile.bridge import (
     compile_value_transform,
 )
 from pymc_tempering.step_methods._compile.checks import (
-    check_all_free_continuous,
+    check_all_free,
     check_minibatch_model,
     has_likelihood,
     improper_priors,
     minibatched_observations,
     refuse_minibatch,
 )
+from pymc_tempering.step_methods._compile.discrete import DiscreteVariable, discrete_variables
 from pymc_tempering.step_methods._compile.gradients import (
     compile_tempered_logp_dlogp,
     compile_value_and_grad,
@@ -48,7 +50,7 @@ __all__ = [
     "PRIOR_BLOCK",
     "MinibatchGradients",
     "TemperedDensity",
-    "check_all_free_continuous",
+    "check_all_free",
     "check_minibatch_model",
     "compile_batched_logp",
     "compile_minibatch_gradients",
@@ -56,6 +58,8 @@ __all__ = [
     "compile_tempered_logp_dlogp",
     "compile_value_and_grad",
     "compile_value_transform",
+    "DiscreteVariable",
+    "discrete_variables",
     "flat_point_map",
     "has_likelihood",
     "improper_priors",

@@ -1,16 +1,15 @@
-"""Checks of a model before anything is compiled: free variables, proper priors, likelihood
-terms, and which observations are minibatched (``pm.Minibatch``, ``total_size``)."""
+"""Checks of a model before anything is compiled: all free variables given, proper priors,
+likelihood terms, and which observations are minibatched (``pm.Minibatch``, ``total_size``)."""
 
 import numpy as np
 from pymc.data import MinibatchOp
 from pymc.distributions.continuous import FlatRV, HalfFlatRV
 from pymc.variational.minibatch_rv import MinibatchRandomVariable
-from pymc.vartypes import discrete_types
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import applys_between, graph_inputs
 
 __all__ = [
-    "check_all_free_continuous",
+    "check_all_free",
     "improper_priors",
     "has_likelihood",
     "minibatch_nodes",
@@ -22,8 +21,8 @@ __all__ = [
 ]
 
 
-def check_all_free_continuous(model, vars, sampler: str):
-    """Raise unless ``vars`` are exactly the model's free variables, all continuous."""
+def check_all_free(model, vars, sampler: str):
+    """Raise unless ``vars`` are exactly the model's free variables."""
     value_vars = list(model.value_vars)
     names = {v.name for v in vars}
     missing = [v.name for v in value_vars if v.name not in names]
@@ -32,12 +31,6 @@ def check_all_free_continuous(model, vars, sampler: str):
             f"{sampler} must be assigned to every free variable of the model, because each rung "
             f"needs the whole state to evaluate prior * likelihood**beta; it was not given "
             f"{missing}. Call {sampler}() without `vars`, or pass all of them."
-        )
-    discrete = [v.name for v in vars if v.dtype in discrete_types]
-    if discrete:
-        raise ValueError(
-            f"{sampler} samples continuous variables only; {discrete} are discrete. "
-            "Marginalise them out (e.g. pm.Mixture instead of a latent categorical)."
         )
 
 
