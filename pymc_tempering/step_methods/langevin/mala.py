@@ -1,0 +1,340 @@
+r"""MALA: the Metropolis-adjusted Langevin algorithm as a PyMC step method, with step-size
+and preconditioner tuning (:mod:`pymc_tempering.step_methods.langevin.tuning`)."""
+
+import math
+from dataclasses import field
+from typing import Any
+
+import numpy as np
+from pymc.blocking import RaveledVars
+from pymc.stats.convergence import SamplerWarning
+from pymc.step_methods.compound import StepMethodState
+from pymc.step_methods.state import dataclass_state
+
+from pymc_tempering.kernels.langevin import mala_log_accept_ratio
+from pymc_tempering.kernels.moments import moments_init
+from pymc_tempering.step_methods._progress import progress_columns
+from pymc_tempering.step_methods.langevin import tuning
+from pymc_tempering.step_methods.langevin.base import LangevinBase, check_scaling, positive_finite
+
+__all__ = ["MALA", "MALAState"]
+
+
+@dataclass_state
+class MALAState(StepMethodState):
+    tune: bool
+    iteration: int
+    divergences: int
+    n_tune: int
+    step_size: float
+    scaling: np.ndarray
+    _scaling_range: tuple
+    dual_average: Any
+    moments: Any
+    grad_moments: Any
+    windows: list
+    _x: Any
+    _logp: Any
+    _grad: Any
+    target_accept: float = field(metadata={"frozen": True})
+    steps_per_draw: int = field(metadata={"frozen": True})
+    beta: float = field(metadata={"frozen": True})
+
+
+class MALA(LangevinBase):
+    r"""Metropolis-adjusted Langevin algorithm with step-size and preconditioner tuning.
+
+    Proposes the h-form Langevin move
+
+    .. math:: y = x + h\,M\,\nabla \log \pi(x) + \sqrt{2 h M}\,\xi, \qquad \xi \sim N(0, I),
+
+    (the other common convention is :math:`\epsilon^2 = 2h`) and accepts it with probability
+    :math:`\min\{1, \pi(y) q_h(y, x) / (\pi(x) q_h(x, y))\}`, where :math:`q_h(a, \cdot) =
+    N(a + hM\nabla\log\pi(a), 2hM)`; so it samples :math:`\pi \propto \text{prior} \times
+    \text{likelihood}^\beta` exactly (Roberts & Tweedie 1996). One compiled log-density and
+    gradient call per draw (two when other step methods sample some of the model's variables,
+    since the density at the current point must then be re-evaluated).
+
+    Parameters
+    ----------
+    vars : list, optional
+        Continuous variables to sample, default all continuous free variables.
+    step_size : float, optional
+        :math:`h`. Given: fixed (unless ``adapt_step_size=True``, then it is the start).
+        Default: start at ``n_params ** (-1/3)`` and adapt.
+    scaling : float or array_like, optional
+        Diagonal of the preconditioner :math:`M` over the flattened transformed variables
+        (about their posterior variances). Given: fixed (unless ``adapt_scaling=True``).
+        Default: start at ones and adapt.
+    adapt_step_size, adapt_scaling : bool, optional
+        Whether to tune :math:`h` / :math:`M`; default: tune what was not given.
+    target_accept : float, default 0.574
+        Mean acceptance probability that step-size tuning aims for, optimal for MALA in high
+        dimension (Roberts & Rosenthal 1998).
+    gamma, k, t0 : float, default 0.2, 0.75, 10
+        Dual-averaging constants (Hoffman & Gelman 2014). NUTS uses ``gamma=0.05``; MALA's
+        acceptance is noisier and falls faster with the step size, and with 0.05 the iterates
+        swing so widely that the averaged step is accepted well above ``target_accept``.
+    beta : float, default 1.0
+        Inverse temperature on the likelihood; the target is logprior + beta * loglik (the
+        model's observed variables and Potentials form the likelihood).
+    Emax : float, default 1000
+        A proposal whose log acceptance ratio is below ``-Emax``, or whose state, log density
+        or gradient is not finite, is rejected and counted as a divergence.
+    localization : float, optional
+        :math:`\gamma`: adds :math:`-\tfrac\gamma2|x - w^*|^2` (value space, not tempered) to
+        the target, the local learning coefficient's localised posterior (Lau et al. 2023; see
+        :func:`pymc_tempering.local_learning_coefficient`). ``model_logp`` includes it.
+    localization_center : dict, optional
+        :math:`w^*` as ``{value variable name: array}``; required with ``localization``.
+    steps_per_draw : int, default 1
+        MALA transitions per recorded draw. PyMC's sampling loop costs tens of microseconds per
+        draw, as much as a MALA step on a small model; several steps per draw spread that cost
+        (the recorded chain is the MALA chain thinned by ``steps_per_draw``).
+    model, rng, initial_point, compile_kwargs, blocked
+        As for PyMC's step methods.
+
+    Notes
+    -----
+    Tuning (the ``tune`` draws of ``pm.sample``): the step size follows dual averaging of the
+    acceptance probability towards ``target_accept``; :math:`M` is re-estimated in windows of
+    25, 50, 100, ... iterations after an initial buffer of 75 (Stan's schedule, as NUTS adapts
+    its mass matrix) as
+    :math:`\sqrt{\operatorname{var}(x_i) / \operatorname{var}(\partial_i \log \pi)}` over the
+    window's draws (see ``pymc_tempering.kernels.langevin.diag_preconditioner``), and dual
+    averaging restarts after each window from the averaged step. The last quarter of tuning
+    adapts the step size alone. Both are frozen when tuning ends, the step size at its
+    dual-averaged value. Every chain tunes from the same initial values.
+
+    Stats, per draw (averaged over its ``steps_per_draw`` transitions where that applies):
+    ``tune`` (bool); ``accept`` (acceptance probability of the proposal); ``accepted``
+    (fraction accepted, float as in ``pm.Metropolis``); ``step_size`` (the :math:`h` used
+    last); ``step_size_bar`` (the dual-averaged step size, frozen after tuning); ``diverging``
+    (bool, any transition diverged); ``divergences`` (running count of divergent transitions
+    after tuning); ``model_logp`` (logprior + beta * loglik of the recorded
+    state); ``beta`` (the run's inverse temperature, which :func:`pymc_tempering.wbic`
+    checks); ``scaling_min`` and ``scaling_max`` (extremes of :math:`M`'s diagonal), and
+    ``warning`` (a ``SamplerWarning`` on divergent draws; PyMC drops it from the DataTree unless
+    ``keep_warning_stat=True``). PyMC reports divergences after tuning at the end of sampling.
+
+    Start: each chain starts where ``pm.sample`` starts it, at the model's initial point or at
+    ``initvals=``; where the log density or its gradient is not finite there, the first step
+    raises a ``ValueError`` naming the variables. Models with ``pm.Minibatch`` data (or a
+    ``total_size`` that rescales a likelihood) are refused: MALA's accept/reject step needs the
+    full-data density; use ``SGLD`` for them.
+
+    References
+    ----------
+    G. O. Roberts and R. L. Tweedie (1996), Exponential convergence of Langevin distributions and
+    their discrete approximations. Bernoulli 2(4), 341-363.
+    G. O. Roberts and J. S. Rosenthal (1998), Optimal scaling of discrete approximations to
+    Langevin diffusions. JRSS B 60(1), 255-268.
+    M. D. Hoffman and A. Gelman (2014), The No-U-Turn sampler. JMLR 15, 1593-1623.
+
+    Examples
+    --------
+    >>> with model:  # doctest: +SKIP
+    ...     idata = pm.sample(step=pmt.MALA(), draws=2000, tune=1000)
+    """
+
+    name = "mala"
+    stats_dtypes_shapes = {
+        "tune": (bool, []),
+        "accept": (np.float64, []),
+        "accepted": (np.float64, []),  # as pm.Metropolis, so compound steps can share it
+        "step_size": (np.float64, []),
+        "step_size_bar": (np.float64, []),
+        "diverging": (bool, []),
+        "divergences": (int, []),  # NUTS declares `int`: compound steps need one dtype
+        "model_logp": (np.float64, []),
+        "beta": (np.float64, []),  # the run's inverse temperature, for pmt.wbic
+        "scaling_min": (np.float64, []),
+        "scaling_max": (np.float64, []),
+        "warning": (SamplerWarning, None),
+    }
+    _state_class = MALAState
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        step_size: float | None = None,
+        scaling=None,
+        adapt_step_size: bool | None = None,
+        adapt_scaling: bool | None = None,
+        target_accept: float = 0.574,
+        gamma: float = 0.2,
+        k: float = 0.75,
+        t0: float = 10.0,
+        beta: float = 1.0,
+        Emax: float = 1000.0,
+        steps_per_draw: int = 1,
+        localization: float | None = None,
+        localization_center: dict | None = None,
+        model=None,
+        rng=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        blocked: bool = True,
+    ):
+        if isinstance(steps_per_draw, bool) or not isinstance(steps_per_draw, int | np.integer):
+            raise ValueError(
+                f"`steps_per_draw` must be a positive integer, got {steps_per_draw!r}."
+            )
+        if steps_per_draw < 1:
+            raise ValueError(f"`steps_per_draw` must be a positive integer, got {steps_per_draw}.")
+        self.steps_per_draw = int(steps_per_draw)
+        if step_size is not None:
+            step_size = positive_finite(
+                step_size, "step_size", "Pass h > 0, or leave it out to have it tuned."
+            )
+        if not 0 < target_accept < 1:
+            raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept}.")
+        super().__init__(
+            vars,
+            beta=beta,
+            Emax=Emax,
+            model=model,
+            rng=rng,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            blocked=blocked,
+            localization=localization,
+            localization_center=localization_center,
+        )
+        n = self.n_params
+        self._initial_step_size = n ** (-1.0 / 3.0) if step_size is None else step_size
+        self._initial_scaling = np.ones(n) if scaling is None else check_scaling(scaling, n, "MALA")
+        self.adapt_step_size = step_size is None if adapt_step_size is None else adapt_step_size
+        self.adapt_scaling = scaling is None if adapt_scaling is None else adapt_scaling
+        self.target_accept = float(target_accept)
+        self._dual_average_args = (float(gamma), float(k), float(t0))
+        self.tune = True
+        self._reset_chain(n_tune=0)
+
+    # -- per-chain state -------------------------------------------------------------------------
+    def _reset_chain(self, n_tune: int):
+        self.iteration = 0
+        self.divergences = 0
+        self._warned: set[str] = set()  # Python warnings given in this chain
+        self.n_tune = int(n_tune)
+        self.step_size = self._initial_step_size
+        self.scaling = self._initial_scaling.copy()
+        self._scaling_range = (float(self.scaling.min()), float(self.scaling.max()))
+        self.dual_average = tuning.start_step_size(self.step_size)
+        self.moments = self.grad_moments = moments_init(self.n_params)
+        n_tune_steps = self.n_tune * self.steps_per_draw
+        self.windows = tuning.tuning_windows(n_tune_steps, self.adapt_scaling)
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        super().setup_chain(rng, tune, draws)
+        self._reset_chain(n_tune=tune)
+        self.tune = tune > 0
+
+    def reset_tuning(self):
+        """Forget all tuning: step size, preconditioner and adaptation windows."""
+        self._reset_chain(n_tune=self.n_tune)
+
+    def stop_tuning(self):
+        """Freeze the step size at its dual-averaged value, and the preconditioner."""
+        if self.tune and self.adapt_step_size:
+            self.step_size = tuning.averaged_step_size(self.dual_average)
+        self.tune = False
+
+    # -- the step --------------------------------------------------------------------------------
+    def astep(self, q0: RaveledVars):
+        x, logp, grad = self._current(q0)
+        accept_sum = accepted_sum = 0.0
+        diverging, warning = False, None
+        for _ in range(self.steps_per_draw):
+            h = self.step_size
+            x, logp, grad, accept, accepted, step_warning = self._mala_step(x, logp, grad)
+            accept_sum += accept
+            accepted_sum += accepted
+            if step_warning is not None:
+                diverging, warning = True, step_warning
+        self._x, self._logp, self._grad = x, logp, grad
+        n = self.steps_per_draw
+        stats = {
+            "tune": self.tune,
+            "accept": accept_sum / n,
+            "accepted": accepted_sum / n,
+            "step_size": h,
+            "step_size_bar": math.exp(self.dual_average.log_step_bar)
+            if self.adapt_step_size
+            else h,
+            "diverging": diverging,
+            "divergences": self.divergences,
+            "model_logp": logp,
+            "beta": self.beta,
+            "scaling_min": self._scaling_range[0],
+            "scaling_max": self._scaling_range[1],
+            "warning": warning,
+        }
+        # arrays are never changed in place, so the state can be handed out without a copy
+        return RaveledVars(x, q0.point_map_info), [stats]
+
+    def _mala_step(self, x, logp, grad):
+        """One MALA transition (and its tuning update) from ``x`` with known logp and grad."""
+        h, m = self.step_size, self.scaling
+        log_alpha = -math.inf
+        with np.errstate(over="ignore", invalid="ignore"):
+            y, logp_y, grad_y, finite = self._propose(x, grad, h, m)
+            if finite:
+                log_alpha = mala_log_accept_ratio(x, y, logp, logp_y, grad, grad_y, h, m)
+                if log_alpha != log_alpha:  # NaN
+                    log_alpha = -math.inf
+        log_u = math.log(self.rng.uniform())
+        accept = math.exp(min(log_alpha, 0.0))
+        accepted = log_u < log_alpha
+        if accepted:
+            x, logp, grad = y, logp_y, grad_y
+        warning = None
+        if not finite or log_alpha < -self.Emax:
+            warning = self._divergence_warning(
+                f"MALA diverged at iteration {self.iteration} (step_size={h:.4g}): the proposal "
+                f"had log density {logp_y:.4g} and log acceptance ratio {log_alpha:.4g}; it was "
+                "rejected. Many divergences mean the step size is too large for the curvature "
+                "somewhere: let it tune longer, raise `target_accept`, or reparameterise."
+            )
+        if self.tune:
+            self._adapt(accept, x, grad)
+        self.iteration += 1
+        return x, logp, grad, accept, accepted, warning
+
+    def _adapt(self, accept: float, x: np.ndarray, grad: np.ndarray):
+        """One tuning update (:mod:`~pymc_tempering.step_methods.langevin.tuning`)."""
+        if self.adapt_step_size:
+            self.dual_average, self.step_size = tuning.step_size_update(
+                self.dual_average, accept, self.target_accept, *self._dual_average_args
+            )
+        if not self.windows:
+            return
+        update = tuning.window_update(
+            self.windows, self.iteration, self.moments, self.grad_moments, x, grad
+        )
+        self.moments, self.grad_moments, self.windows = update[:3]
+        if update.scaling is not None:
+            self.scaling = update.scaling
+            self._scaling_range = (float(self.scaling.min()), float(self.scaling.max()))
+            if self.adapt_step_size:
+                self.step_size, self.dual_average = tuning.restart_step_size(self.dual_average)
+
+    # -- PyMC integration ------------------------------------------------------------------------
+    @staticmethod
+    def _progressbar_config(n_chains=1):
+        fields = [
+            ("accept", "Accept", ":0.2f", 0.0),
+            ("step_size", "Step size", ":0.3g", 0.0),
+            ("divergences", "Divergences", "", 0),
+        ]
+        return progress_columns(fields, n_chains)
+
+    @staticmethod
+    def _make_progressbar_update_functions():
+        def update_stats(step_stats):
+            return {k: step_stats[k] for k in ("accept", "step_size", "divergences")} | {
+                "failing": step_stats["divergences"] > 0
+            }
+
+        return (update_stats,)

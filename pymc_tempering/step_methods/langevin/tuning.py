@@ -1,0 +1,101 @@
+r"""MALA's tuning rules: dual averaging of the step size and a diagonal preconditioner
+re-estimated in windows. Pure functions of small immutable records; NumPy only.
+
+The maths lives in :mod:`pymc_tempering.kernels.langevin` (dual averaging, the preconditioner
+from a window's moments, Stan's window schedule) and :mod:`pymc_tempering.kernels.moments`
+(Welford moments); this module holds the constants MALA tunes with and the order in which it
+applies those rules, so that :class:`~pymc_tempering.step_methods.langevin.MALA` only stores the
+results.
+"""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from pymc_tempering.kernels.langevin import (
+    DualAverageState,
+    adaptation_windows,
+    diag_preconditioner,
+    dual_average_init,
+    dual_average_update,
+)
+from pymc_tempering.kernels.moments import Moments, moments_init, welford_update
+
+__all__ = [
+    "SHRINK",
+    "TERM_FRACTION",
+    "WindowUpdate",
+    "tuning_windows",
+    "start_step_size",
+    "step_size_update",
+    "averaged_step_size",
+    "restart_step_size",
+    "window_update",
+]
+
+# Dual averaging shrinks log h towards log(SHRINK * h0). NUTS uses 10; MALA's acceptance falls
+# off much faster with h, and 10x steps after each preconditioner update cost whole windows.
+SHRINK = 2.0
+# Share of tuning left to the step size alone after the last preconditioner update: the
+# dual-averaged step of a short terminal buffer is noisy enough to move MALA's acceptance by 0.1.
+TERM_FRACTION = 0.25
+
+
+class WindowUpdate(NamedTuple):
+    """Moments and windows after one tuning iteration; ``scaling`` is the new preconditioner
+    when a window has just closed, else None."""
+
+    moments: Moments
+    grad_moments: Moments
+    windows: list
+    scaling: np.ndarray | None
+
+
+def tuning_windows(n_tune_steps: int, adapt_scaling: bool) -> list[tuple[int, int]]:
+    """The ``[start, end)`` windows of tuning transitions whose draws estimate the
+    preconditioner (none when it is not tuned)."""
+    return adaptation_windows(n_tune_steps, TERM_FRACTION) if adapt_scaling else []
+
+
+def start_step_size(step_size: float) -> DualAverageState:
+    """Dual averaging started at ``step_size``, shrinking towards :data:`SHRINK` times it."""
+    return dual_average_init(step_size, SHRINK)
+
+
+def step_size_update(
+    dual_average: DualAverageState, accept: float, target_accept: float, gamma, k, t0
+) -> tuple[DualAverageState, float]:
+    """One dual-averaging update towards ``target_accept``, and the step size to use next."""
+    dual_average = dual_average_update(dual_average, accept, target_accept, gamma, k, t0)
+    return dual_average, math.exp(dual_average.log_step)
+
+
+def averaged_step_size(dual_average: DualAverageState) -> float:
+    """The dual-averaged step size: the one frozen when tuning ends."""
+    return float(np.exp(dual_average.log_step_bar))
+
+
+def restart_step_size(dual_average: DualAverageState) -> tuple[float, DualAverageState]:
+    """After a preconditioner update: restart dual averaging from the averaged step, not the
+    noisy iterate."""
+    step_size = averaged_step_size(dual_average)
+    return step_size, start_step_size(step_size)
+
+
+def window_update(
+    windows: list, iteration: int, moments: Moments, grad_moments: Moments, x, grad
+) -> WindowUpdate:
+    """Add transition ``iteration``'s state and gradient to the open window's moments; at the
+    window's last transition, estimate the preconditioner
+    (:func:`~pymc_tempering.kernels.langevin.diag_preconditioner`), empty the moments and
+    drop the window."""
+    start, end = windows[0]
+    if start <= iteration < end:
+        moments = welford_update(moments, x)
+        grad_moments = welford_update(grad_moments, grad)
+    if iteration + 1 != end:
+        return WindowUpdate(moments, grad_moments, windows, None)
+    scaling = diag_preconditioner(moments, grad_moments)
+    empty = moments_init(moments.mean.shape)
+    return WindowUpdate(empty, empty, windows[1:], scaling)

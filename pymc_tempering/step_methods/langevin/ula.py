@@ -1,0 +1,256 @@
+r"""ULA: the unadjusted Langevin algorithm as a PyMC step method (Langevin moves, no
+accept/reject step)."""
+
+from dataclasses import field
+from typing import Any
+
+import numpy as np
+from pymc.blocking import RaveledVars
+from pymc.stats.convergence import SamplerWarning
+from pymc.step_methods.compound import StepMethodState
+from pymc.step_methods.state import dataclass_state
+
+from pymc_tempering.step_methods._progress import progress_columns
+from pymc_tempering.step_methods.langevin.base import LangevinBase, check_scaling, positive_finite
+
+__all__ = ["ULA", "ULAState"]
+
+
+@dataclass_state
+class ULAState(StepMethodState):
+    tune: bool
+    iteration: int
+    divergences: int
+    step_size: float
+    _x: Any
+    _logp: Any
+    _grad: Any
+    scaling: np.ndarray = field(metadata={"frozen": True})
+    beta: float = field(metadata={"frozen": True})
+
+
+class ULA(LangevinBase):
+    r"""Unadjusted Langevin algorithm: Langevin moves without an accept/reject step.
+
+    Each draw is one Euler-Maruyama step of the Langevin diffusion (the "h-form"):
+
+    .. math:: x' = x + h\,M\,\nabla \log \pi(x) + \sqrt{2 h M}\,\xi, \qquad \xi \sim N(0, I),
+
+    with :math:`\log \pi = \text{logprior} + \beta\,\text{loglik}` in the transformed (value)
+    space. (In the other common convention, :math:`x' = x + \tfrac{\epsilon^2}{2}\nabla\log\pi
+    + \epsilon\xi`, :math:`\epsilon^2 = 2h`.)
+
+    **ULA samples a biased law.** Nothing corrects the discretisation, so the chain's
+    stationary distribution is not :math:`\pi` but a perturbation of it whose error (in total
+    variation, and in smooth moments) is of order :math:`h` for small :math:`h` (Roberts &
+    Tweedie 1996; Durmus & Moulines 2017). Example: on :math:`N(0, s^2)` the stationary variance
+    is :math:`s^2 / (1 - h / (2 s^2))`, and ULA is unstable for :math:`h \ge 2 s^2`. Where the
+    gradient grows faster than linearly (e.g. :math:`\pi \propto e^{-x^4}`) ULA is transient for
+    every fixed :math:`h`: its paths blow up. Use :class:`MALA` for exact sampling.
+
+    **What a gradient-only sampler cannot see.** ULA (like SGLD) moves along the gradient of
+    the log density and keeps every move, so it never compares densities. Where the density
+    jumps, the gradient is zero on both sides and ULA samples as if there were no jump: with
+    ``x ~ N(0, 1)`` and ``pm.Potential("jump", pt.switch(x > 1, 2.0, 0.0))``, P(x > 1) is 0.58,
+    ULA gives 0.16 (the jump-free value) and MALA 0.58. A hard constraint (bounds that depend
+    on parameters, e.g. ``pm.Uniform("y", ub - 10, ub, observed=y)``, or a Potential that is
+    -inf somewhere) is just as invisible to the gradient. ULA evaluates the log density of
+    every new state, discards a move into zero density, marks the draw ``diverging`` and
+    warns (``UserWarning``, once per chain), but its draws near such a boundary are still
+    wrong. Use :class:`MALA` or ``ExchangeMC``, whose accept/reject step sees the density.
+
+    Parameters
+    ----------
+    vars : list, optional
+        Continuous variables to sample, default all continuous free variables.
+    step_size : float or callable
+        :math:`h`, fixed; or a schedule ``step_size(iteration) -> float`` called with the
+        0-based iteration of the chain (tuning iterations included).
+    scaling : float or array_like, optional
+        Diagonal of the preconditioner :math:`M` over the flattened transformed variables
+        (about their posterior variances), default ones. Fixed: ULA does not tune.
+    beta : float, default 1.0
+        Inverse temperature on the likelihood; the target is logprior + beta * loglik (the
+        model's observed variables and Potentials form the likelihood).
+    Emax : float, default 1000
+        A move whose log density falls by more than ``Emax`` counts as a divergence.
+    localization : float, optional
+        :math:`\gamma`: adds :math:`-\tfrac\gamma2|x - w^*|^2` (value space, not tempered) to
+        the target, the local learning coefficient's localised posterior (Lau et al. 2023; see
+        :func:`pymc_tempering.local_learning_coefficient`). ``model_logp`` includes it.
+    localization_center : dict, optional
+        :math:`w^*` as ``{value variable name: array}``; required with ``localization``.
+    model, rng, initial_point, compile_kwargs, blocked
+        As for PyMC's step methods.
+
+    Notes
+    -----
+    Divergences: when the proposed state, its log density or its gradient is not finite, or its
+    log density is more than ``Emax`` below the current one, the draw is marked ``diverging``
+    and **the chain stays at its last finite state** (the draw repeats it), so the trace never
+    holds NaN or infinities. A chain that diverges once usually keeps diverging: reduce
+    ``step_size``. After tuning, the first divergence of a chain raises a ``RuntimeWarning``
+    and PyMC reports the count at the end of sampling, as it does for NUTS. The first move of
+    a chain into zero density (log density -inf), in tuning or not, raises a ``UserWarning``
+    (see above).
+
+    Start: each chain starts where ``pm.sample`` starts it, at the model's initial point or at
+    ``initvals=``; where the log density or its gradient is not finite there, the first step
+    raises a ``ValueError`` naming the variables. Models with ``pm.Minibatch`` data (or a
+    ``total_size`` that rescales a likelihood) are refused: ULA needs the full-data density;
+    use ``SGLD`` for them.
+
+    Stats, per draw: ``tune`` (bool), ``step_size`` (the :math:`h` used), ``diverging`` (bool),
+    ``divergences`` (running count after tuning), ``model_logp`` (logprior + beta * loglik
+    of the recorded state; ``lp`` in the DataTree, as for NUTS), ``beta`` (the run's inverse
+    temperature, which :func:`pymc_tempering.wbic` checks) and ``warning`` (a
+    ``SamplerWarning`` on divergent draws; PyMC drops it from the DataTree unless
+    ``keep_warning_stat=True``).
+
+    References
+    ----------
+    G. O. Roberts and R. L. Tweedie (1996), Exponential convergence of Langevin distributions and
+    their discrete approximations. Bernoulli 2(4), 341-363.
+    A. Durmus and E. Moulines (2017), Nonasymptotic convergence analysis for the unadjusted
+    Langevin algorithm. Ann. Appl. Probab. 27(3), 1551-1587.
+
+    Examples
+    --------
+    >>> with model:  # doctest: +SKIP
+    ...     idata = pm.sample(step=pmt.ULA(step_size=0.05), draws=20000, tune=0)
+    """
+
+    name = "ula"
+    stats_dtypes_shapes = {
+        "tune": (bool, []),
+        "step_size": (np.float64, []),
+        "diverging": (bool, []),
+        "divergences": (int, []),  # NUTS declares `int`: compound steps need one dtype
+        "model_logp": (np.float64, []),
+        "beta": (np.float64, []),  # the run's inverse temperature, for pmt.wbic
+        "warning": (SamplerWarning, None),
+    }
+    _state_class = ULAState
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        step_size,
+        scaling=None,
+        beta: float = 1.0,
+        Emax: float = 1000.0,
+        localization: float | None = None,
+        localization_center: dict | None = None,
+        model=None,
+        rng=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        blocked: bool = True,
+    ):
+        fix = "ULA(step_size=h) needs h > 0; for a target with scale s, h well below 2 s^2."
+        if callable(step_size):
+            self._schedule = step_size
+            self.step_size = np.nan
+        else:
+            self._schedule = None
+            self.step_size = positive_finite(step_size, "step_size", fix)
+        super().__init__(
+            vars,
+            beta=beta,
+            Emax=Emax,
+            model=model,
+            rng=rng,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            blocked=blocked,
+            localization=localization,
+            localization_center=localization_center,
+        )
+        self.scaling = (
+            np.ones(self.n_params)
+            if scaling is None
+            else check_scaling(scaling, self.n_params, "ULA")
+        )
+        self.tune = True
+        self._reset_chain()
+
+    def _reset_chain(self):
+        self.iteration = 0
+        self.divergences = 0
+        self._warned: set[str] = set()  # Python warnings given in this chain
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        super().setup_chain(rng, tune, draws)
+        self._reset_chain()
+        self.tune = tune > 0
+
+    def reset_tuning(self):
+        self._reset_chain()
+
+    def _step_size_at(self, iteration: int) -> float:
+        if self._schedule is None:
+            return self.step_size
+        h = self._schedule(iteration)
+        return positive_finite(
+            h, "step_size", f"The schedule returned it at iteration {iteration}."
+        )
+
+    def astep(self, q0: RaveledVars):
+        x, logp, grad = self._current(q0)
+        h = self._step_size_at(self.iteration)
+        self.step_size = h
+        with np.errstate(over="ignore", invalid="ignore"):
+            y, logp_y, grad_y, finite = self._propose(x, grad, h, self.scaling)
+        diverging = not finite or (logp - logp_y) > self.Emax
+        warning = None
+        if diverging and logp_y == -np.inf and np.isfinite(y).all():
+            warning = self._divergence_warning(
+                f"ULA entered a region of zero density at iteration {self.iteration} "
+                f"(step_size={h:.4g}): the move led to log density -inf. Such moves are "
+                "discarded: the draw repeats the last state and is marked `diverging`. ULA "
+                "follows only the gradient of the log density, which cannot see hard "
+                "constraints (bounds that depend on parameters, a Potential that is -inf "
+                "somewhere) or jumps of the density, so its draws near them are wrong. Sample "
+                "this model with pmt.MALA or pmt.ExchangeMC, whose accept/reject step "
+                "evaluates the density.",
+                zero_density=True,
+            )
+        elif diverging:
+            warning = self._divergence_warning(
+                f"ULA diverged at iteration {self.iteration} (step_size={h:.4g}): the move "
+                f"led to log density {logp_y:.4g} from {logp:.4g}. The chain stays at its last "
+                "finite state and such draws are marked `diverging`; reduce `step_size` "
+                "(for a Gaussian of scale s ULA needs h < 2 s^2) or use MALA."
+            )
+        if diverging:
+            y, logp_y, grad_y = x, logp, grad
+        self._x, self._logp, self._grad = y, logp_y, grad_y
+        self.iteration += 1
+        stats = {
+            "tune": self.tune,
+            "step_size": h,
+            "diverging": diverging,
+            "divergences": self.divergences,
+            "model_logp": logp_y,
+            "beta": self.beta,
+            "warning": warning,
+        }
+        return RaveledVars(y.copy(), q0.point_map_info), [stats]
+
+    @staticmethod
+    def _progressbar_config(n_chains=1):
+        fields = [
+            ("divergences", "Divergences", "", 0),
+            ("step_size", "Step size", ":0.3g", 0.0),
+        ]
+        return progress_columns(fields, n_chains)
+
+    @staticmethod
+    def _make_progressbar_update_functions():
+        def update_stats(step_stats):
+            return {k: step_stats[k] for k in ("divergences", "step_size")} | {
+                "failing": step_stats["divergences"] > 0
+            }
+
+        return (update_stats,)
