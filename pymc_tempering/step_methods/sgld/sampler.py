@@ -1,4 +1,6 @@
-"""SGLD: minibatch stochastic-gradient Langevin dynamics as a PyMC step method."""
+"""SGLD: minibatch stochastic-gradient Langevin dynamics as a PyMC step method (the glue: its
+options are checked in ``options``, its stats built in ``stats``, the maths is in
+:mod:`pymc_tempering.kernels.sgld`)."""
 
 import logging
 import math
@@ -12,28 +14,22 @@ from pymc.step_methods.arraystep import ArrayStepShared
 from pymc.step_methods.compound import Competence, StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_value_vars_from_user_vars
-from pymc.vartypes import continuous_types, discrete_types
+from pymc.vartypes import continuous_types
 
 from pymc_tempering.kernels.sgld import (
     StepSizeSchedule,
-    noise_variances,
-    polynomial_schedule,
     rmsprop_preconditioner,
     rmsprop_update,
-    sampling_threshold,
-    score_covariance,
     sgld_step,
 )
 from pymc_tempering.kernels.slt import check_localization, localization_term
 from pymc_tempering.step_methods._compile import compile_minibatch_gradients, flat_point_map
-from pymc_tempering.step_methods._progress import progress_columns
+from pymc_tempering.step_methods.langevin.base import check_beta
+from pymc_tempering.step_methods.sgld import divergence, options, stats
 
-__all__ = ["SGLD"]
+__all__ = ["SGLD", "SGLDState"]
 
 _log = logging.getLogger("pymc")
-
-
-BLOWUP_NATS = 1000.0  # a fall of the full-data log density that only an unstable step makes
 
 
 @dataclass_state
@@ -180,15 +176,7 @@ class SGLD(ArrayStepShared):
 
     name = "sgld"
     default_blocked = True
-    stats_dtypes_shapes = {
-        "tune": (bool, []),
-        "step_size": (np.float64, []),
-        "sampling_threshold": (np.float64, []),
-        "grad_noise_var": (object, None),
-        "injected_noise_var": (object, None),
-        "diverging": (bool, []),
-        "beta": (np.float64, []),  # the run's inverse temperature, for pmt.wbic
-    }
+    stats_dtypes_shapes = stats.STATS_DTYPES_SHAPES
     _state_class = SGLDState
 
     def __init__(
@@ -220,28 +208,9 @@ class SGLD(ArrayStepShared):
         if initial_point is None:
             initial_point = model.initial_point()
         vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
-        discrete = [v.name for v in vars if v.dtype in discrete_types]
-        if discrete:
-            raise ValueError(
-                f"SGLD needs gradients and samples continuous variables only; {discrete} are "
-                "discrete. Pass `vars=` with the continuous ones and give the discrete ones "
-                "another step method (e.g. pm.CategoricalGibbsMetropolis), or marginalise them."
-            )
-        if schedule not in ("polynomial", "constant"):
-            raise ValueError(f"`schedule` must be 'polynomial' or 'constant', got {schedule!r}.")
-        if int(threshold_every) < 1:
-            raise ValueError(
-                f"`threshold_every` must be a positive integer, got {threshold_every}."
-            )
-        if not 0 < rmsprop_decay < 1:
-            raise ValueError(f"`rmsprop_decay` must lie in (0, 1), got {rmsprop_decay}.")
-
-        beta = float(beta)
-        if not (np.isfinite(beta) and 0.0 <= beta <= 1.0):
-            raise ValueError(
-                f"`beta` (inverse temperature on the likelihood) must lie in [0, 1], got {beta}."
-            )
-        self.beta = beta
+        options.check_continuous(vars)
+        options.check_options(schedule, threshold_every, rmsprop_decay)
+        self.beta = check_beta(beta)
         self.gradients = compile_minibatch_gradients(model, vars, initial_point, compile_kwargs)
         g = self.gradients
         self.localization, self._center = check_localization(
@@ -249,56 +218,20 @@ class SGLD(ArrayStepShared):
         )
         self.n_data = g.total_size
         self.batch_size = g.batch_size if g.minibatched else g.total_size
-        if step_size is None:
-            step_size = 1.0 / self.n_data
-        if final_step_size is None:
-            final_step_size = step_size / 100.0 if schedule == "polynomial" else step_size
-        self._schedule_args = (float(step_size), float(final_step_size), float(gamma))
+        self._schedule_args = options.step_sizes(
+            step_size, final_step_size, gamma, schedule, self.n_data
+        )
         self.schedule_kind = schedule
         self.n_steps = n_steps
-        self.schedule = self._make_schedule(n_steps or 10_000)  # validates the arguments
-
-        n_params = g.n_params
-        self.rmsprop = isinstance(preconditioner, str)
-        if self.rmsprop and preconditioner != "rmsprop":
-            raise ValueError(
-                f"`preconditioner` must be None, a positive array or 'rmsprop', got "
-                f"{preconditioner!r}."
-            )
-        if preconditioner is None or self.rmsprop:
-            fixed = np.ones(n_params)
-        else:
-            fixed = np.broadcast_to(np.asarray(preconditioner, dtype=float), (n_params,)).copy()
-            if not np.all(np.isfinite(fixed) & (fixed > 0)):
-                raise ValueError(
-                    "`preconditioner` must hold positive finite numbers, one per flattened "
-                    f"parameter ({n_params}); got {preconditioner}."
-                )
-        self._fixed_precond = fixed
+        self.schedule = self._make_schedule(n_steps or options.DEFAULT_N_STEPS)  # validates
+        self.rmsprop, self._fixed_precond = options.preconditioner_option(
+            preconditioner, g.n_params
+        )
         self.rmsprop_decay, self.rmsprop_eps = float(rmsprop_decay), float(rmsprop_eps)
         self.threshold = float(threshold)
         self.threshold_every = int(threshold_every)
-        if threshold_rows is None:
-            threshold_rows = max(32, self.batch_size)
-        self._score_batches = max(1, -(-int(threshold_rows) // self.batch_size))
-        if g.minibatched and self._score_batches * self.batch_size < 2:
-            self._score_batches = 2
-        self.anchor = self.anchor_grad = None
-        if control_variate is not None:
-            if not g.minibatched:
-                raise ValueError(
-                    "`control_variate` needs a model with pm.Minibatch data: a full-batch "
-                    "gradient is already exact. Drop `control_variate`."
-                )
-            missing = [v.name for v in vars if v.name not in control_variate]
-            if missing:
-                raise ValueError(
-                    f"`control_variate` must give a value for every sampled variable (in "
-                    f"value space, as pm.find_MAP returns); it lacks {missing}."
-                )
-            anchor = {v.name: np.asarray(control_variate[v.name]) for v in vars}
-            self.anchor = DictToArrayBijection.map(anchor).data.astype(np.float64)
-            self.anchor_grad = g.full_loglik_grad(self.anchor)
+        self._score_batches = options.score_batches(threshold_rows, self.batch_size, g.minibatched)
+        self.anchor, self.anchor_grad = options.control_variate_anchor(control_variate, vars, g)
         self.tune = True
         self._reset_chain(tune=0)
         self._warned: set[str] = set()
@@ -307,10 +240,7 @@ class SGLD(ArrayStepShared):
         super().__init__(vars, g.shared, blocked=blocked, rng=rng)
 
     def _make_schedule(self, n_steps: int) -> StepSizeSchedule:
-        step_size, final_step_size, gamma = self._schedule_args
-        if self.schedule_kind == "constant":
-            return StepSizeSchedule.constant(step_size)
-        return polynomial_schedule(step_size, final_step_size, max(int(n_steps), 2), gamma)
+        return options.make_schedule(self.schedule_kind, self._schedule_args, n_steps)
 
     # -- per-chain state -------------------------------------------------------------------------
     def _reset_chain(self, tune: int):
@@ -374,17 +304,10 @@ class SGLD(ArrayStepShared):
         minibatch log density is too noisy for this rule and is never judged by it."""
         if self.gradients.minibatched:
             return False
-        if logp < self.logp_max - BLOWUP_NATS:
+        if logp < self.logp_max - divergence.BLOWUP_NATS:
             return True
         self.logp_max = max(self.logp_max, logp)
         return False
-
-    @staticmethod
-    def _finite(x, logp, grad_logprior, grad_loglik) -> bool:
-        # one sum carries any NaN or infinity (it overflows only for values near 1e308, a
-        # blow-up anyway): a third of the cost of three isfinite(...).all() per step
-        total = np.add.reduce(x) + np.add.reduce(grad_logprior) + np.add.reduce(grad_loglik)
-        return math.isfinite(logp) and math.isfinite(total)
 
     def _current(self, q0: RaveledVars):
         """The state and its gradients, from the evaluation after the last move when valid.
@@ -398,28 +321,20 @@ class SGLD(ArrayStepShared):
             return self._x, self._grad_logprior, self._grad_loglik
         x = np.array(x, dtype=np.float64)
         logp, grad_logprior, grad_loglik = self._evaluate(x)
-        if not self._finite(x, logp, grad_logprior, grad_loglik):
+        if not divergence.finite(x, logp, grad_logprior, grad_loglik):
             raise ValueError(self._nonfinite_state_message(q0, logp))
         if not self.gradients.minibatched:  # the start counts as reached (see _fell)
             self.logp_max = max(self.logp_max, logp)
         return x, grad_logprior, grad_loglik
 
     def _nonfinite_state_message(self, q0: RaveledVars, logp: float) -> str:
-        names = [v.name for v in self.vars]
         own = {k: np.round(v, 4).tolist() for k, v in DictToArrayBijection.rmap(q0).items()}
-        where = f"log density {logp:.4g} (log prior + (minibatch) log-likelihood) or its gradient"
-        if self.iteration == 0:
-            return (
-                f"SGLD cannot start the chain at {own}: the {where} is not finite there. "
-                "pm.sample starts every chain at the model's initial point unless told "
-                "otherwise; pass starting values inside the support, e.g. "
-                f"pm.sample(step=..., initvals={{{names[0]!r}: ...}}) for {names}."
-            )
-        return (
-            f"SGLD cannot move from {own}: the {where} is not finite there. Other step "
-            f"methods have moved the variables that SGLD does not sample to values where the "
-            f"density of {names} is zero or not finite. Check the model."
-        )
+        names = [v.name for v in self.vars]
+        return divergence.nonfinite_state_message(own, names, logp, self.iteration == 0)
+
+    def _report_divergence(self, x_new, logp_new, eps) -> None:
+        kind, message = divergence.divergence_message(x_new, logp_new, eps, self.iteration)
+        self._warn_once(kind, message, UserWarning)
 
     def _warn_once(self, kind: str, message: str, category) -> None:
         if kind not in self._warned:
@@ -438,7 +353,7 @@ class SGLD(ArrayStepShared):
             new = (np.nan, None, None)
             if math.isfinite(np.add.reduce(x_new)):
                 new = self._evaluate(x_new)  # the next step's gradients
-            diverging = new[1] is None or not self._finite(x_new, *new) or self._fell(new[0])
+            diverging = new[1] is None or not divergence.finite(x_new, *new) or self._fell(new[0])
         if diverging:
             self._report_divergence(x_new, new[0], eps)
             x_new = x
@@ -446,68 +361,22 @@ class SGLD(ArrayStepShared):
         else:
             self._x, self._grad_logprior, self._grad_loglik = x_new, new[1], new[2]
 
-        n_params = x.size
-        alpha = np.nan
-        grad_noise = np.full(n_params, np.nan)
+        alpha, grad_noise = np.nan, np.full(x.size, np.nan)
         if self.iteration % self.threshold_every == 0 and not diverging:
             alpha, grad_noise = self._threshold(x, eps)
         self.iteration += 1
-        stats = {
-            "tune": self.tune,
-            "step_size": eps,
-            "sampling_threshold": alpha,
-            "grad_noise_var": grad_noise,
-            "injected_noise_var": eps * self.precond,
-            "diverging": diverging,
-            "beta": self.beta,
-        }
+        draw = stats.draw_stats(
+            tune=self.tune, step_size=eps, alpha=alpha, grad_noise=grad_noise,
+            precond=self.precond, diverging=diverging, beta=self.beta,
+        )  # fmt: skip
         # arrays are never changed in place, so the state can be handed out without a copy
-        return RaveledVars(x_new, q0.point_map_info), [stats]
-
-    def _report_divergence(self, x_new, logp_new, eps) -> None:
-        kept = "the move was discarded: the draw repeats the last state and is marked `diverging`"
-        finite_state = bool(np.all(np.isfinite(x_new)))
-        # -inf at a state of moderate size: a zero-density region; at |state| > 1e100, the
-        # log density overflowed because the chain is blowing up
-        if finite_state and logp_new == -np.inf and np.max(np.abs(x_new)) <= 1e100:
-            self._warn_once(
-                "zero_density",
-                f"SGLD entered a region of zero density at iteration {self.iteration} "
-                f"(step_size={eps:.4g}; log density -inf at the new state, whose largest "
-                f"|value| is {np.max(np.abs(x_new)):.3g}); {kept}. SGLD follows only the "
-                "gradient of the log density, which cannot see hard constraints (bounds that "
-                "depend on parameters, a Potential that is -inf somewhere) or jumps of the "
-                "density, so its draws near them are wrong: sample this model with pmt.MALA "
-                "or pmt.ExchangeMC, whose accept/reject step evaluates the density. (If the "
-                "log density overflowed, the chain is unstable instead: reduce `step_size`.)",
-                UserWarning,
-            )
-        else:
-            self._warn_once(
-                "diverging",
-                f"SGLD diverged at iteration {self.iteration} (step_size={eps:.4g}): the move "
-                f"led to a non-finite or huge state (largest |value| "
-                f"{np.max(np.abs(x_new)):.3g}), log density ({logp_new:.4g}) or gradient; {kept}. "
-                "Reduce `step_size` (and `final_step_size`): for a posterior of precision P, "
-                "SGLD needs step_size * P well below 4.",
-                UserWarning,
-            )
+        return RaveledVars(x_new, q0.point_map_info), [draw]
 
     def _threshold(self, x, eps):
-        g = self.gradients
-        if not g.minibatched:  # exact gradient: no gradient noise
-            return 0.0, np.zeros(x.size)
-        rows = self.rng.integers(0, g.n_rows, size=(self._score_batches, g.batch_size))
-        scores = np.concatenate([g.scores(x, r) for r in rows])
-        if self.anchor is not None:  # SGLD-CV's per-datum terms
-            scores -= np.concatenate([g.scores(self.anchor, r) for r in rows])
-        if self.beta != 1.0:  # the tempered gradient's noise
-            scores = self.beta * scores
-        if not np.all(np.isfinite(scores)):
-            return np.nan, np.full(x.size, np.nan)
-        cov = score_covariance(scores)
-        alpha = sampling_threshold(cov, eps, self.n_data, self.batch_size, self.precond)
-        grad_noise, _ = noise_variances(cov, eps, self.n_data, self.batch_size, self.precond)
+        alpha, grad_noise = stats.noise_stats(
+            self.gradients, x, eps, self.rng, self._score_batches, self.anchor, self.beta,
+            self.precond,
+        )  # fmt: skip
         if alpha < self.threshold and self.threshold_step < 0:
             self.threshold_step = self.iteration
             _log.info(
@@ -529,18 +398,8 @@ class SGLD(ArrayStepShared):
 
     @staticmethod
     def _progressbar_config(n_chains=1):
-        fields = [
-            ("step_size", "Step size", ":0.2e", 0.0),
-            ("sampling_threshold", "Sampling threshold", ":0.3g", float("nan")),
-        ]
-        return progress_columns(fields, n_chains)
+        return stats.progressbar_config(n_chains)
 
     @staticmethod
     def _make_progressbar_update_functions():
-        def update_stats(step_stats):
-            out = {"step_size": step_stats["step_size"], "failing": step_stats["diverging"]}
-            if np.isfinite(step_stats["sampling_threshold"]):  # keep the last value shown
-                out["sampling_threshold"] = step_stats["sampling_threshold"]
-            return out
-
-        return (update_stats,)
+        return stats.progressbar_update_functions()
