@@ -14,15 +14,32 @@ only).
 import numpy as np
 import xarray as xr
 
-__all__ = ["is_ladder_run", "one_temperature_loglik"]
+from pymc_tempering._trace import group
+
+__all__ = ["is_ladder_run", "one_temperature_loglik", "flat_draws"]
 
 CHUNK = 256  # draws per batched log-likelihood call (memory: CHUNK x n_obs terms)
 
 
 def _stats(data):
-    if isinstance(data, xr.DataTree):
-        return data["sample_stats"].to_dataset() if "sample_stats" in data.children else None
-    return data if isinstance(data, xr.Dataset) else None
+    """The sample stats of a DataTree, a Dataset as it is, else None."""
+    if isinstance(data, xr.Dataset):
+        return data
+    return group(data, "sample_stats") if isinstance(data, xr.DataTree) else None
+
+
+def flat_draws(model, idata):
+    """Posterior draws as ``(chain, draw, n_params)`` flat value-space vectors."""
+    from pymc_tempering.step_methods._compile import compile_value_transform
+
+    post = idata.posterior
+    transform = compile_value_transform(model)
+    n_chains, n_draws = post.sizes["chain"], post.sizes["draw"]
+    arrays = [
+        post[rv.name].values.reshape(n_chains * n_draws, *post[rv.name].shape[2:])
+        for rv in model.free_RVs
+    ]
+    return np.asarray(transform(*arrays)).reshape(n_chains, n_draws, -1)
 
 
 def is_ladder_run(data) -> bool:
@@ -56,12 +73,11 @@ def _check_beta(stats, n, beta_star):
 
 
 def _model_loglik(data, model):
-    from pymc_tempering.llc import _flat_draws
     from pymc_tempering.step_methods._compile import compile_tempered_density, refuse_minibatch
 
     refuse_minibatch(model, "wbic's log-likelihood of the draws")
     try:
-        flat = _flat_draws(model, data)
+        flat = flat_draws(model, data)
     except KeyError as err:
         raise ValueError(
             f"The posterior lacks the model's free variable {err}: pass the model that produced "
@@ -76,9 +92,8 @@ def _model_loglik(data, model):
 
 
 def _group_loglik(data):
-    group = data["log_likelihood"].to_dataset()
     total = 0.0
-    for var in group.data_vars.values():
+    for var in group(data, "log_likelihood").data_vars.values():
         total = total + var.sum([dim for dim in var.dims if dim not in ("chain", "draw")])
     return np.asarray(total.transpose("chain", "draw").values, dtype=float)
 

@@ -16,7 +16,7 @@ from scipy.special import logsumexp
 
 from pymc_tempering._evidence_checks import EvidenceWarning
 from pymc_tempering._fingerprint import observed_fingerprint
-from pymc_tempering.evidence import ESTIMATORS, _estimate
+from pymc_tempering.evidence_estimators import ESTIMATORS, estimate_evidence
 
 __all__ = ["compare_evidence"]
 
@@ -104,14 +104,17 @@ def _row(name, item, estimator) -> _Row:
     if stats is not None and "log_marginal_likelihood" in stats and "rung_loglik" not in stats:
         return _smc_row(name, stats, item)
     try:
-        ti, ss, ti_problems, ss_problems = _estimate(item)
+        estimates = estimate_evidence(item)
     except ValueError as err:
         raise ValueError(
             f"Model {name!r}: its evidence cannot be computed ({err}) Pass the DataTree of "
             "pm.sample(step=pmt.ExchangeMC(), ...) with a ladder that starts at beta = 0, of "
             "pm.sample_smc, or the result of pmt.marginal_likelihood(model)."
         ) from None
-    res, problems = (ti, ti_problems) if estimator == ESTIMATORS[0] else (ss, ss_problems)
+    if estimator == ESTIMATORS[0]:
+        res, problems = estimates.ti, estimates.ti_problems
+    else:
+        res, problems = estimates.ss, estimates.ss_problems
     _refuse_partial_ladder(name, res.attrs["ladder_start"])
     warning = f"{estimator}: " + "; ".join(problems) if problems else ""
     return _Row(

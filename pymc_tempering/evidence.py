@@ -34,7 +34,7 @@ __all__ = [
     "ESTIMATORS",
 ]
 
-# the old private names, for callers not yet moved to the modules above (comparison.py,
-# slt.py, llc.py, benchmarks/bench_scale.py)
+# the old private names, for callers not yet moved to the modules above (tests/test_slt.py,
+# benchmarks/bench_scale.py); delete them when those import mean_mcse / estimate_evidence
 _mcse = mean_mcse
 _estimate = estimate_evidence

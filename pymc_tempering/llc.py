@@ -28,12 +28,12 @@ import xarray as xr
 from pymc.blocking import DictToArrayBijection
 
 from pymc_tempering._evidence_checks import EvidenceWarning
-from pymc_tempering.evidence import _mcse
+from pymc_tempering._one_temperature import flat_draws
+from pymc_tempering.kernels.mcse import mean_mcse
 from pymc_tempering.kernels.slt import llc_draws
 from pymc_tempering.ladder import wbic_beta
 from pymc_tempering.step_methods._compile import (
     compile_tempered_density,
-    compile_value_transform,
     refuse_minibatch,
 )
 from pymc_tempering.step_methods.langevin import MALA
@@ -59,18 +59,6 @@ def _model_n_obs(model, n_obs):
             "Pass n_obs=<number of observations>."
         )
     return next(iter(lengths.values()))
-
-
-def _flat_draws(model, idata):
-    """Posterior draws as ``(chain, draw, n_params)`` flat value-space vectors."""
-    post = idata.posterior
-    transform = compile_value_transform(model)
-    n_chains, n_draws = post.sizes["chain"], post.sizes["draw"]
-    arrays = [
-        post[rv.name].values.reshape(n_chains * n_draws, *post[rv.name].shape[2:])
-        for rv in model.free_RVs
-    ]
-    return np.asarray(transform(*arrays)).reshape(n_chains, n_draws, -1)
 
 
 def _step(model, sampler, beta, localization, center, step_size, minibatch_model):
@@ -99,12 +87,12 @@ def _sample(model, sampler, beta, localization, center, step_size, minibatch_mod
 
 
 def _estimate(model, idata, density, loglik_center, beta):
-    loglik = density.batch(_flat_draws(model, idata).reshape(-1, density.n_params))[1]
+    loglik = density.batch(flat_draws(model, idata).reshape(-1, density.n_params))[1]
     loglik = loglik.reshape(idata.posterior.sizes["chain"], idata.posterior.sizes["draw"])
     terms = llc_draws(loglik, loglik_center, beta)
-    mcse, ess = _mcse(terms)
+    mcse, ess = mean_mcse(terms)
     per_chain = terms.mean(axis=1)
-    per_chain_mcse = np.array([_mcse(terms[c : c + 1])[0] for c in range(terms.shape[0])])
+    per_chain_mcse = np.array([mean_mcse(terms[c : c + 1]).mcse for c in range(terms.shape[0])])
     return terms, loglik, float(mcse), float(ess), per_chain, per_chain_mcse
 
 
@@ -113,7 +101,7 @@ def _settling_problems(terms, mcse, per_chain, per_chain_mcse):
     quarter = terms.shape[1] // 4
     for c in range(terms.shape[0]):
         first, last = terms[c : c + 1, :quarter], terms[c : c + 1, -quarter:]
-        se = np.hypot(_mcse(first)[0], _mcse(last)[0])
+        se = np.hypot(mean_mcse(first).mcse, mean_mcse(last).mcse)
         if abs(first.mean() - last.mean()) > SETTLE_Z * se:
             problems.append(
                 f"chain {c}'s loss trace has not settled (first and last quarters' estimates "
@@ -223,7 +211,7 @@ def local_learning_coefficient(
         if check_step_size:
             small = _sample(model, sampler, *run, step_size / 4, minibatch_model, sample_kwargs)
             small_terms = _estimate(model, small, density, loglik_center, beta)[0]
-            small_mcse = _mcse(small_terms)[0]
+            small_mcse = mean_mcse(small_terms).mcse
             extra = {"step_size_check": float(small_terms.mean()),
                      "step_size_check_mcse": float(small_mcse)}  # fmt: skip
             gap = terms.mean() - small_terms.mean()

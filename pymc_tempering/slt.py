@@ -18,7 +18,7 @@ from pymc_tempering._evidence_checks import EvidenceWarning
 from pymc_tempering._fingerprint import observed_fingerprint
 from pymc_tempering._one_temperature import is_ladder_run, one_temperature_loglik
 from pymc_tempering._trace import has_per_chain_ladders, tempering_dataset
-from pymc_tempering.evidence import _mcse
+from pymc_tempering.kernels.mcse import mean_mcse
 from pymc_tempering.kernels.slt import (
     fluctuation_draws,
     learning_coefficient_curve,
@@ -183,7 +183,7 @@ def wbic(data, n_obs=None, *, model=None) -> xr.Dataset:
         source_beta, source, problems = float(betas[rung]), {"source": "ladder"}, []
         if reweighted:
             problems.append(_reweighting_problem("WBIC", beta, betas, rung, ess_fraction))
-    mcse, ess = _mcse(terms)
+    mcse, ess = mean_mcse(terms)
     if ess < MIN_ESS:
         problems.append(f"its ESS is {float(ess):.0f} (< {MIN_ESS}): draw more")
     value = float(terms.mean())
@@ -230,10 +230,10 @@ def _curve(betas, loglik):
     pair_mcse = np.full(betas.size - 1, np.nan)
     for rung in np.flatnonzero(betas > 0):
         fluct[rung] = fluct_terms[..., rung].mean()
-        fluct_mcse[rung] = _mcse(fluct_terms[..., rung])[0]
+        fluct_mcse[rung] = mean_mcse(fluct_terms[..., rung]).mcse
         if rung + 1 < betas.size:
             pair[rung] = pair_terms[..., rung].mean()
-            pair_mcse[rung] = _mcse(pair_terms[..., rung])[0]
+            pair_mcse[rung] = mean_mcse(pair_terms[..., rung]).mcse
     return fluct, fluct_mcse, pair, pair_mcse
 
 
@@ -298,8 +298,8 @@ def learning_coefficient(data, n_obs=None, method="two_temperature") -> xr.Datas
     pair_terms = two_temperature_draws(
         loglik[..., low], loglik[..., low + 1], betas[low], betas[low + 1]
     )
-    (fluct_mcse, fluct_ess), (pair_mcse, pair_ess) = _mcse(fluct_terms), _mcse(pair_terms)
-    diff_mcse, _ = _mcse(fluct_terms - pair_terms)
+    (fluct_mcse, fluct_ess), (pair_mcse, pair_ess) = mean_mcse(fluct_terms), mean_mcse(pair_terms)
+    diff_mcse = mean_mcse(fluct_terms - pair_terms).mcse
     chosen = (pair_terms, pair_mcse, pair_ess)
     if method == "fluctuation":
         chosen = (fluct_terms, fluct_mcse, fluct_ess)
