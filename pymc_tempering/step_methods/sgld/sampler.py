@@ -1,8 +1,7 @@
-"""SGLD: minibatch stochastic-gradient Langevin dynamics as a PyMC step method (the glue: its
-options are checked in ``options``, its stats built in ``stats``, the maths is in
-:mod:`pymc_tempering.kernels.sgld`)."""
+"""SGLD: minibatch stochastic-gradient Langevin dynamics as a PyMC step method, the glue only:
+its options are checked in ``options``, its stats built in ``stats``, its divergences judged in
+``divergence``, and the maths is in :mod:`pymc_tempering.kernels.sgld`."""
 
-import logging
 import math
 import warnings
 from typing import Any
@@ -28,8 +27,6 @@ from pymc_tempering.step_methods.langevin.base import check_beta
 from pymc_tempering.step_methods.sgld import divergence, options, stats
 
 __all__ = ["SGLD", "SGLDState"]
-
-_log = logging.getLogger("pymc")
 
 
 @dataclass_state
@@ -379,14 +376,7 @@ class SGLD(ArrayStepShared):
         )  # fmt: skip
         if alpha < self.threshold and self.threshold_step < 0:
             self.threshold_step = self.iteration
-            _log.info(
-                "SGLD: the sampling threshold fell to %.3g < %.3g at step %d (step size %.3g); "
-                "earlier draws are burn-in (pmt.sampling_threshold_crossing finds the draw).",
-                alpha,
-                self.threshold,
-                self.iteration,
-                eps,
-            )
+            stats.log_threshold_crossing(alpha, self.threshold, self.iteration, eps)
         return alpha, grad_noise
 
     # -- PyMC integration ------------------------------------------------------------------------

@@ -5,6 +5,8 @@ The raw names are read back by :func:`pymc_tempering._trace.sgld_stats`
 (:data:`pymc_tempering._trace.SGLD_NOISE_STATS`).
 """
 
+import logging
+
 import numpy as np
 
 from pymc_tempering.kernels.sgld import noise_variances, sampling_threshold, score_covariance
@@ -14,9 +16,12 @@ __all__ = [
     "STATS_DTYPES_SHAPES",
     "draw_stats",
     "noise_stats",
+    "log_threshold_crossing",
     "progressbar_config",
     "progressbar_update_functions",
 ]
+
+_log = logging.getLogger("pymc")
 
 STATS_DTYPES_SHAPES = {
     "tune": (bool, []),
@@ -66,6 +71,16 @@ def noise_stats(gradients, x, eps, rng, n_batches, anchor, beta, precond):
     alpha = sampling_threshold(cov, eps, g.total_size, g.batch_size, precond)
     grad_noise, _ = noise_variances(cov, eps, g.total_size, g.batch_size, precond)
     return alpha, grad_noise
+
+
+def log_threshold_crossing(alpha, threshold, iteration, eps) -> None:
+    """Log (once per chain: the caller's choice) that the sampling threshold fell below
+    ``threshold``, so burn-in can be cut there."""
+    _log.info(
+        "SGLD: the sampling threshold fell to %.3g < %.3g at step %d (step size %.3g); "
+        "earlier draws are burn-in (pmt.sampling_threshold_crossing finds the draw).",
+        alpha, threshold, iteration, eps,
+    )  # fmt: skip
 
 
 def progressbar_config(n_chains=1):
