@@ -16,7 +16,12 @@ Models whose marginal likelihood is known without sampling, one module per famil
 * :mod:`~pymc_tempering.exact.support`: two models whose :math:`E_0[\ell] = -\infty`, a uniform
   likelihood whose support depends on a parameter and a hard constraint written as a Potential;
 * :mod:`~pymc_tempering.exact.egg_box`: the egg box of Feroz, Hobson & Bridges (2009), a 2-D
-  likelihood with many sharp maxima.
+  likelihood with many sharp maxima;
+* models with discrete parameters, exact by summing them out:
+  :mod:`~pymc_tempering.exact.change_point` (the coal-mining switchpoint with Gamma rates),
+  :mod:`~pymc_tempering.exact.variable_selection` (Bernoulli inclusion indicators, all
+  :math:`2^k` subsets) and :mod:`~pymc_tempering.exact.mixture` (a two-component mixture with one
+  allocation per observation, all :math:`2^n` allocations).
 
 Every function is NumPy/SciPy only (no sampling); the few model builders import PyMC when called.
 """
@@ -29,6 +34,17 @@ from pymc_tempering._exact_singular import (
     monomial_llc,
     monomial_power_moments,
     regular_power_moments,
+)
+from pymc_tempering.exact.change_point import (
+    CHANGE_POINT_PRIOR,
+    ChangePointPosterior,
+    change_point_log_evidence,
+    change_point_model,
+    change_point_posterior,
+    change_point_power_moments,
+    no_change_log_evidence,
+    no_change_model,
+    no_change_power_moments,
 )
 from pymc_tempering.exact.conjugate import (
     RADIATA_PINE_PRIOR,
@@ -50,6 +66,16 @@ from pymc_tempering.exact.eight_schools import (
     eight_schools_log_evidence,
     eight_schools_mean_loglik,
 )
+from pymc_tempering.exact.mixture import (
+    MIXTURE_PRIOR,
+    MixtureData,
+    mixture_allocation_mean_loglik,
+    mixture_allocation_model,
+    mixture_data,
+    mixture_log_evidence,
+    mixture_marginal_log_evidence,
+    mixture_marginal_model,
+)
 from pymc_tempering.exact.singular import (
     SINGULAR_CONSTANT_D2,
     singular_free_energy,
@@ -68,6 +94,16 @@ from pymc_tempering.exact.two_mode import (
     TWO_MODE_WEIGHTS,
     two_mode_log_evidence,
     two_mode_model,
+)
+from pymc_tempering.exact.variable_selection import (
+    VARIABLE_SELECTION_PRIOR,
+    VariableSelectionData,
+    VariableSelectionPosterior,
+    variable_selection_data,
+    variable_selection_log_evidence,
+    variable_selection_mean_loglik,
+    variable_selection_model,
+    variable_selection_posterior,
 )
 
 __all__ = [
@@ -105,4 +141,29 @@ __all__ = [
     "exact_wbic",
     "exact_learning_coefficients",
     "monomial_llc",
+    "CHANGE_POINT_PRIOR",
+    "ChangePointPosterior",
+    "change_point_model",
+    "no_change_model",
+    "change_point_log_evidence",
+    "change_point_posterior",
+    "change_point_power_moments",
+    "no_change_log_evidence",
+    "no_change_power_moments",
+    "VARIABLE_SELECTION_PRIOR",
+    "VariableSelectionData",
+    "VariableSelectionPosterior",
+    "variable_selection_data",
+    "variable_selection_model",
+    "variable_selection_log_evidence",
+    "variable_selection_posterior",
+    "variable_selection_mean_loglik",
+    "MIXTURE_PRIOR",
+    "MixtureData",
+    "mixture_data",
+    "mixture_allocation_model",
+    "mixture_marginal_model",
+    "mixture_log_evidence",
+    "mixture_allocation_mean_loglik",
+    "mixture_marginal_log_evidence",
 ]
