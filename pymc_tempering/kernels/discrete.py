@@ -12,7 +12,13 @@ import numpy as np
 from pymc_tempering.kernels.rules import log_accept_ratio
 from pymc_tempering.kernels.rwm import admissible, tempered
 
-__all__ = ["tempered_logdensity", "gibbs_choice", "lattice_jump", "lattice_log_ratios"]
+__all__ = [
+    "tempered_logdensity",
+    "gibbs_choice",
+    "tempered_gibbs",
+    "lattice_jump",
+    "lattice_log_ratios",
+]
 
 
 def tempered_logdensity(betas, logprior, loglik) -> np.ndarray:
@@ -40,6 +46,43 @@ def gibbs_choice(log_weights, u) -> np.ndarray:
     cdf = np.cumsum(np.exp(log_weights - top), axis=1)
     index = (cdf < (u * cdf[:, -1])[:, None]).sum(axis=1)
     return np.minimum(index, log_weights.shape[1] - 1)
+
+
+@numba.njit(cache=True, nogil=True)
+def tempered_gibbs(logprior, loglik, betas, u, n_states):
+    """The compiled Gibbs draw of the sampler: :func:`gibbs_choice` of the weights
+    :func:`tempered_logdensity` (its readable oracles, checked against it in the tests).
+
+    ``logprior`` and ``loglik`` hold ``n_states`` consecutive rows per rung (the element at each
+    of its values), ``betas`` and ``u`` one value per rung. Returns the chosen index per rung.
+    """
+    n_rows = betas.size
+    choice = np.empty(n_rows, dtype=np.int64)
+    weights = np.empty(n_states)
+    for r in range(n_rows):
+        beta, top = betas[r], -np.inf
+        for k in range(n_states):
+            i = r * n_states + k
+            lp, ll = logprior[i], loglik[i]
+            ok = np.isfinite(lp) and (np.isfinite(ll) or (beta == 0.0 and ll == -np.inf))
+            w = -np.inf
+            if ok:
+                w = lp if beta == 0.0 else lp + beta * ll
+                if np.isnan(w):
+                    w = -np.inf
+            weights[k] = w
+            top = max(top, w)
+        if not np.isfinite(top):
+            raise ValueError("every row of `log_weights` needs a finite weight")
+        total = 0.0
+        for k in range(n_states):
+            weights[k] = total + np.exp(weights[k] - top)
+            total = weights[k]
+        target, k = u[r] * total, 0
+        while k < n_states - 1 and weights[k] < target:
+            k += 1
+        choice[r] = k
+    return choice
 
 
 def lattice_jump(z, u_sign, step) -> np.ndarray:

@@ -308,9 +308,9 @@ def pareto_khat(values, *, axis=-1, log=False):
         :math:`\hat k` per batch element; ``-inf`` where the tail is constant (no tail at all),
         ``inf`` where it is degenerate (a few draws carry all the mass), NaN with fewer than 25
         draws, and NaN where the tail of plain values (``log=False``) holds fewer than
-        ``MIN_TAIL_VALUES`` distinct values: draws that take a few values only (the
-        log-likelihood of a discrete model) have no continuous tail to fit, and their ties
-        would read as a degenerate one.
+        ``MIN_TAIL_VALUES`` distinct values or has the tie pattern that reads as degenerate:
+        draws that take a few values only (the log-likelihood of a discrete model) have no
+        continuous tail to fit.
     """
     x = np.moveaxis(np.asarray(values, dtype=float), axis, -1)
     n_draws = x.shape[-1]
@@ -339,9 +339,10 @@ def pareto_khat(values, *, axis=-1, log=False):
     constant = excess[..., -1] <= 0
     degenerate = ~constant & ((first_quartile <= excess[..., 0]) | ~np.isfinite(khat))
     khat = np.where(constant, -np.inf, np.where(degenerate, np.inf, khat))
-    if not log:
+    if not log:  # ties are atoms of plain values, not weights carried by a few draws
         n_values = 1 + np.sum(np.diff(top, axis=-1) > 0, axis=-1)
-        khat = np.where(~constant & (n_values < MIN_TAIL_VALUES), np.nan, khat)
+        atomic = ~constant & (degenerate | (n_values < MIN_TAIL_VALUES))
+        khat = np.where(atomic, np.nan, khat)
     return khat
 
 

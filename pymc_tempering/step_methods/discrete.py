@@ -21,16 +21,11 @@ discrete ones), and the swaps exchange whole replicas as before.
 
 import numpy as np
 
-from pymc_tempering.kernels.discrete import (
-    gibbs_choice,
-    lattice_jump,
-    lattice_log_ratios,
-    tempered_logdensity,
-)
+from pymc_tempering.kernels.discrete import lattice_jump, lattice_log_ratios, tempered_gibbs
 
 __all__ = ["GIBBS_MAX_STATES", "DiscreteMoves", "Mixed"]
 
-GIBBS_MAX_STATES = 128
+GIBBS_MAX_STATES = 16
 
 
 class DiscreteMoves:
@@ -45,26 +40,31 @@ class DiscreteMoves:
             for column, lower, upper in zip(var.columns, var.lower, var.upper, strict=True):
                 n_states = upper - lower + 1
                 if np.isfinite(n_states) and n_states <= GIBBS_MAX_STATES:
-                    self.gibbs.append((int(column), np.arange(lower, upper + 1.0)))
+                    values = np.arange(lower, upper + 1.0)
+                    self.gibbs.append((int(column), values))
                 else:
                     self.lattice.append(int(column))
         self.columns = np.concatenate([v.columns for v in variables])
+        self._tiles = {}  # each Gibbs element's values, repeated for every rung moved
 
     def move(self, replicas, betas, param_scale, first, rng):
         """Move every discrete element of the replicas on rungs ``first, ..., n_rungs - 1``."""
         rows = np.arange(first, betas.size)
+        betas = np.ascontiguousarray(betas[rows])
         for column, values in self.gibbs:
-            self._gibbs(replicas, betas[rows], rows, column, values, rng)
+            self._gibbs(replicas, betas, rows, column, values, rng)
         for column in self.lattice:
-            self._lattice(replicas, betas[rows], rows, column, param_scale[rows, column], rng)
+            self._lattice(replicas, betas, rows, column, param_scale[rows, column], rng)
 
     def _gibbs(self, replicas, betas, rows, column, values, rng):
         n_states = values.size
-        x = np.repeat(replicas.x[rows], n_states, axis=0)
-        x[:, column] = np.tile(values, rows.size)
+        x = replicas.x[rows].repeat(n_states, axis=0)
+        key = (column, rows.size)
+        if key not in self._tiles:
+            self._tiles[key] = np.tile(values, rows.size)
+        x[:, column] = self._tiles[key]
         logprior, loglik = self.density.batch(x)
-        log_weights = tempered_logdensity(np.repeat(betas, n_states), logprior, loglik)
-        choice = gibbs_choice(log_weights.reshape(rows.size, n_states), rng.random(rows.size))
+        choice = tempered_gibbs(logprior, loglik, betas, rng.random(rows.size), n_states)
         picked = np.arange(rows.size) * n_states + choice
         replicas.x[rows, column] = values[choice]
         replicas.logprior[rows] = logprior[picked]
@@ -76,9 +76,8 @@ class DiscreteMoves:
         x[:, column] += lattice_jump(z, u_sign, np.maximum(scale, 1.0))
         logprior, loglik = self.density.batch(x)
         ratio = lattice_log_ratios(
-            np.ascontiguousarray(betas), replicas.logprior[rows], replicas.loglik[rows],
-            logprior, loglik,
-        )  # fmt: skip
+            betas, replicas.logprior[rows], replicas.loglik[rows], logprior, loglik
+        )
         accept = np.log(rng.random(rows.size)) < ratio
         moved = rows[accept]
         replicas.x[moved, column] = x[accept, column]

@@ -8,6 +8,7 @@ from pymc_tempering.kernels.discrete import (
     gibbs_choice,
     lattice_jump,
     lattice_log_ratios,
+    tempered_gibbs,
     tempered_logdensity,
 )
 
@@ -61,3 +62,19 @@ def test_lattice_log_ratios_follow_the_accept_rule():
         np.array([-1.0, -1.0, -np.inf]), np.array([-np.inf, -4.0, -1.0]),
     )  # fmt: skip
     np.testing.assert_array_equal(out, [-1.0, -1.0 + 0.5 * -2.0, -np.inf])
+
+
+def test_compiled_gibbs_draw_equals_its_numpy_oracle():
+    """The sampler's compiled draw (tempered_gibbs) picks what gibbs_choice picks from
+    tempered_logdensity's weights, for the same uniforms, on every rung kind."""
+    rng = np.random.default_rng(3)
+    n_rungs, n_states = 40, 5
+    betas = np.concatenate([[0.0], rng.random(n_rungs - 2), [1.0]])
+    logprior = rng.normal(size=n_rungs * n_states)
+    loglik = 5 * rng.normal(size=n_rungs * n_states)
+    loglik[::7] = -np.inf  # inadmissible except on the prior rung
+    logprior[3::11] = -np.inf
+    u = rng.random(n_rungs)
+    weights = tempered_logdensity(np.repeat(betas, n_states), logprior, loglik)
+    expected = gibbs_choice(weights.reshape(n_rungs, n_states), u)
+    np.testing.assert_array_equal(tempered_gibbs(logprior, loglik, betas, u, n_states), expected)

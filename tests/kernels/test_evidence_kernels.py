@@ -21,3 +21,13 @@ def test_khat_of_draws_with_few_values_is_unknown_not_degenerate():
     # with log=True a tail carried by one draw stays degenerate
     log_w = np.concatenate([np.full(999, -800.0), [0.0]])
     assert pareto_khat(log_w, log=True) == np.inf
+
+
+def test_khat_of_tied_light_tails_raises_no_alarm():
+    """Several values with ties in the tail (a discrete model's loglik on a hot rung): never
+    read as heavy (khat > 0.5); unknown (NaN) or light."""
+    rng = np.random.default_rng(2)
+    draws = -0.5 * rng.poisson(3.0, size=4000) ** 2
+    for tail in (draws, -draws, np.round(rng.standard_normal(4000), 1)):
+        khat = pareto_khat(tail)
+        assert np.isnan(khat) or khat < 0.5

@@ -96,11 +96,11 @@ def test_every_rung_has_its_exact_tempered_law(kwargs):
 def test_gibbs_that_ignores_beta_fails_the_rung_test(monkeypatch):
     """A deliberately broken Gibbs move (every rung draws from the beta = 1 conditional) is
     caught by the rung test."""
-    real = discrete_module.tempered_logdensity
+    real = discrete_module.tempered_gibbs
     monkeypatch.setattr(
         discrete_module,
-        "tempered_logdensity",
-        lambda betas, logprior, loglik: real(np.ones_like(betas), logprior, loglik),
+        "tempered_gibbs",
+        lambda logprior, loglik, betas, u, n: real(logprior, loglik, np.ones_like(betas), u, n),
     )
     assert _max_z(_run(3, n_rungs=8)) > 4
 
