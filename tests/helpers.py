@@ -1,15 +1,24 @@
 """Helpers shared by the test modules: ExchangeMC targets with exact answers, their checks,
-and :func:`recompiled`, which plants a bug in a compiled rule. Test modules import from here
-(``from helpers import ...``), never from each other or from ``conftest.py``."""
+:func:`recompiled`, which plants a bug in a compiled rule, the ExchangeMC runs that the
+diagnostics, plot and trace tests share (sampled once per session), and the plot tests' checks.
+Test modules import from here (``from helpers import ...``), never from each other or from
+``conftest.py``."""
 
+import functools
 import types
+import warnings
 
 import arviz as az
+import matplotlib.pyplot as plt
 import numba
 import numpy as np
 import pymc as pm
+import targets
+import xarray as xr
 
+import pymc_tempering as pmt
 from pymc_tempering import exact
+from pymc_tempering.evidence import EvidenceWarning
 
 SAMPLE_KWARGS = {"progressbar": False, "compute_convergence_checks": False}
 
@@ -95,3 +104,101 @@ def sample_bimodal(step_factory, seed=11, draws=1500, tune=1000):
     with bimodal_model():
         return pm.sample(draws=draws, tune=tune, chains=4, cores=1, step=step_factory(),
                          random_seed=seed, **SAMPLE_KWARGS)  # fmt: skip
+
+
+# --- ExchangeMC runs shared by tests/diagnostics, tests/plots and test_trace.py --------------
+# (sampled once per session; moved from the old tests/test_diagnostics.py)
+X_LECTURE = targets.lecture_data()
+N_RUNGS = 8
+
+
+@functools.cache
+def exchange_run():
+    """A fixed geometric ladder of 8 rungs, 2 chains, on the lecture model."""
+    with targets.lecture_model(X_LECTURE):
+        return pm.sample(
+            draws=400,
+            tune=300,
+            chains=2,
+            cores=1,
+            step=pmt.ExchangeMC(n_rungs=N_RUNGS),
+            random_seed=7,
+            **SAMPLE_KWARGS,
+        )
+
+
+@functools.cache
+def adaptive_run():
+    """ladder="adaptive": each of the 2 chains tunes its own 8-rung ladder."""
+    with targets.lecture_model(X_LECTURE):
+        idata = pm.sample(
+            draws=300,
+            tune=300,
+            chains=2,
+            cores=1,
+            step=pmt.ExchangeMC(n_rungs=8, ladder="adaptive"),
+            random_seed=2,
+            **SAMPLE_KWARGS,
+        )
+    assert pmt.tempering_dataset(idata)["beta"].dims == ("chain", "rung")
+    return idata
+
+
+@functools.cache
+def padded_run():
+    """adapt_n_rungs=True where the 2 chains settle on different numbers of rungs (6 and 5), so
+    the shorter one is padded with NaN betas."""
+    with targets.lecture_model(targets.lecture_data(n=100), b=10.0):
+        idata = pm.sample(
+            draws=300,
+            tune=300,
+            chains=2,
+            cores=1,
+            step=pmt.ExchangeMC(n_rungs=8, ladder="adaptive", adapt_n_rungs=True),
+            random_seed=1,
+            **SAMPLE_KWARGS,
+        )
+    n_used = np.isfinite(pmt.tempering_dataset(idata)["beta"].values).sum(axis=-1)
+    assert n_used[0] != n_used[1], f"the chains now settle on equal rungs {n_used}: reseed"
+    return idata
+
+
+def with_zero_likelihood(idata, fraction=0.2, seed=0):
+    """A copy of ``idata`` whose beta = 0 rung has loglik -inf in about ``fraction`` of the
+    draws, as where the prior rung draws outside the likelihood's support."""
+    out = idata.copy(deep=True)
+    stats = out["sample_stats"].to_dataset()
+    loglik = stats["rung_loglik"].values.copy()
+    loglik[np.random.default_rng(seed).random(loglik.shape[:2]) < fraction, 0] = -np.inf
+    stats["rung_loglik"] = (stats["rung_loglik"].dims, loglik)
+    out["sample_stats"] = xr.DataTree(stats)
+    return out
+
+
+# --- checks shared by the plot tests (tests/plots) -------------------------------------------
+def render(tmp_path, name, plot, *args, **kwargs):
+    """Call ``plot`` and save its figure with every warning an error (but the EvidenceWarnings
+    of these short runs); return what it returned."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", EvidenceWarning)
+        out = plot(*args, **kwargs)
+        fig = out[0]
+        path = tmp_path / f"{name}.png"
+        fig.savefig(path, dpi=80)
+    assert path.stat().st_size > 5_000
+    plt.close(fig)
+    return out
+
+
+def assert_labelled(axis):
+    assert axis.get_xlabel() and axis.get_ylabel()
+    assert axis.get_legend() is not None and axis.get_legend().get_texts()
+
+
+def lines_labelled(axis, prefix):
+    return [line for line in axis.get_lines() if line.get_label().startswith(prefix)]
+
+
+def legend_text(axis):
+    return " ".join(t.get_text() for t in axis.get_legend().get_texts())

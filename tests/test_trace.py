@@ -5,9 +5,8 @@ import numpy as np
 import pymc as pm
 import pytest
 import xarray as xr
-from helpers import SAMPLE_KWARGS
+from helpers import SAMPLE_KWARGS, exchange_run
 from targets import lecture_data, lecture_model
-from test_diagnostics import exchange_run
 
 import pymc_tempering as pmt
 from pymc_tempering._trace import one_chain, tempering_dataset
