@@ -7,7 +7,7 @@ Bayes factors), tempering diagnostics and plots. Exact reference values live in
 :mod:`pymc_tempering.exact`.
 """
 
-from pymc_tempering import exact
+from pymc_tempering import datasets, exact
 from pymc_tempering._trace import tempering_dataset
 from pymc_tempering.acceptance_ratio import bar, mbar
 from pymc_tempering.approximations import bic, laplace_evidence, learning_coefficient_evidence
@@ -81,6 +81,7 @@ __all__ = [
     "wbic_beta",
     "wbic_ladder",
     "plot_learning_coefficient",
+    "datasets",
     "exact",
 ]
 __version__ = "0.1.0"
