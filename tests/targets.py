@@ -1,7 +1,7 @@
 """Known models with exact answers, for the evidence tests and benchmarks (and anyone else).
 
 Each builder returns a PyMC model with proper priors; the exact log marginal likelihoods come
-from :mod:`pymc_tempering.exact` (checked against brute-force integrals in test_exact.py) or are
+from :mod:`pymc_tempering.exact` (checked against brute-force integrals in tests/exact/) or are
 computed here in closed form.
 """
 
