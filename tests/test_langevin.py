@@ -1,4 +1,6 @@
-"""ULA and MALA: pure kernels, the step-method contract, and known targets with MCSE bounds."""
+"""ULA and MALA: pure kernels, tuning, bad input, and known targets with MCSE bounds. The
+step-method contract (save/restore, stats, seeds, competence, setup_chain) is checked for every
+sampler in tests/step_methods/test_contract.py."""
 
 import logging
 import warnings
@@ -9,10 +11,9 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from pymc.step_methods.compound import Competence
 from scipy import special, stats
 
-import pymc_tempering.step_methods.langevin as langevin_module
+import pymc_tempering.step_methods.langevin.mala as langevin_module
 from pymc_tempering.kernels.langevin import (
     Moments,
     adaptation_windows,
@@ -131,7 +132,7 @@ def test_adaptation_windows_fit_inside_tuning(n_tune):
     assert all(e == s for e, s in zip(ends[:-1], starts[1:], strict=True))  # contiguous
 
 
-# -- step-method contract ------------------------------------------------------------------------
+# -- MALA's tuning and the step method's own checks ---------------------------------------------
 @pytest.fixture(scope="module")
 def small_model():
     with pm.Model() as model:
@@ -139,76 +140,6 @@ def small_model():
         sigma = pm.HalfNormal("sigma", 1)
         pm.Normal("y", mu, sigma, observed=[0.3, -0.4, 1.1, 0.2])
     return model
-
-
-@pytest.mark.parametrize("cls, kwargs", [(ULA, {"step_size": 0.05}), (MALA, {})])
-def test_stats_land_in_the_datatree_with_declared_dtypes(small_model, cls, kwargs):
-    with small_model:
-        step = cls(**kwargs)
-        idata = pm.sample(
-            step=step,
-            draws=30,
-            tune=30,
-            chains=1,
-            random_seed=1,
-            discard_tuned_samples=False,
-            **SAMPLE,
-        )
-    stats_ds = idata["sample_stats"]
-    for name, (dtype, _) in cls.stats_dtypes_shapes.items():
-        if name in ("warning", "tune"):  # PyMC drops `warning` (unless keep_warning_stat) and
-            assert name not in stats_ds  # uses `tune` to split warm-up from the posterior
-            continue
-        name = {"model_logp": "lp"}.get(name, name)  # PyMC's DataTree name, as for NUTS
-        assert stats_ds[name].dtype == np.dtype(dtype), name
-        assert stats_ds[name].dims == ("chain", "draw"), name
-    assert idata["warmup_sample_stats"]["step_size"].sizes["draw"] == 30
-    for value in idata["posterior"].data_vars.values():
-        assert np.all(np.isfinite(value.values))
-
-
-@pytest.mark.parametrize(
-    "cls, kwargs", [(ULA, {"step_size": 0.05}), (MALA, {}), (MALA, {"steps_per_draw": 3})]
-)
-def test_sampling_state_restores_a_step_exactly(small_model, cls, kwargs):
-    with small_model:
-        step = cls(**kwargs, rng=np.random.default_rng(3))
-    step.setup_chain(np.random.default_rng(4), tune=200, draws=10)
-    point = small_model.initial_point()
-    for _ in range(90):  # inside MALA's first adaptation window
-        point, _ = step.step(point)
-    state = step.sampling_state
-    next_point, next_stats = step.step(point)
-    for _ in range(5):
-        step.step(next_point)  # move the sampler on, then rewind it
-    step.sampling_state = state
-    again_point, again_stats = step.step(point)
-    for name in next_point:
-        np.testing.assert_array_equal(next_point[name], again_point[name])
-    assert next_stats == again_stats
-
-
-def test_setup_chain_resets_tuning_and_stop_tuning_freezes_it(small_model):
-    with small_model:
-        step = MALA()
-    step.setup_chain(np.random.default_rng(0), tune=100, draws=50)
-    fresh = (step.step_size, step.scaling.copy(), list(step.windows))
-    point = small_model.initial_point()
-    for _ in range(100):
-        point, _ = step.step(point)
-    assert step.step_size != fresh[0] and not np.array_equal(step.scaling, fresh[1])
-    step.stop_tuning()
-    frozen = (step.step_size, step.scaling.copy())
-    recorded = []
-    for _ in range(20):
-        point, stats_ = step.step(point)
-        recorded.append(stats_[0]["step_size"])
-    assert step.step_size == frozen[0] and np.array_equal(step.scaling, frozen[1])
-    assert set(recorded) == {frozen[0]}
-    step.setup_chain(np.random.default_rng(1), tune=100, draws=50)  # the next chain
-    assert step.step_size == fresh[0]
-    np.testing.assert_array_equal(step.scaling, fresh[1])
-    assert step.windows == fresh[2] and step.iteration == 0 and step.tune
 
 
 def test_steps_per_draw_tunes_over_all_transitions(small_model):
@@ -237,37 +168,6 @@ def test_fixed_step_and_scaling_are_not_tuned(small_model):
         assert np.all(idata[group]["step_size"].values == 0.05)
         assert np.all(idata[group]["scaling_min"].values == 0.5)
         assert np.all(idata[group]["scaling_max"].values == 2.0)
-
-
-def test_competence_table():
-    with pm.Model():
-        cont = pm.Normal("cont")
-        disc = pm.Poisson("disc", 3.0)
-    for cls in (ULA, MALA):
-        assert cls.competence(cont, has_grad=True) == Competence.COMPATIBLE
-        assert cls.competence(cont, has_grad=False) == Competence.INCOMPATIBLE
-        assert cls.competence(disc, has_grad=False) == Competence.INCOMPATIBLE
-        assert cls.competence(disc, has_grad=True) == Competence.INCOMPATIBLE
-
-
-@pytest.mark.parametrize("cls, kwargs", [(ULA, {"step_size": 0.02}), (MALA, {})])
-def test_same_seed_same_trace_across_cores(small_model, cls, kwargs):
-    traces = []
-    for cores in (1, 2, 1):
-        with small_model:
-            idata = pm.sample(
-                step=cls(**kwargs),
-                draws=50,
-                tune=50,
-                chains=2,
-                cores=cores,
-                random_seed=7,
-                **SAMPLE,
-            )
-        traces.append(np.stack([idata["posterior"][v].values for v in ("mu", "sigma")]))
-    np.testing.assert_array_equal(traces[0], traces[1])
-    np.testing.assert_array_equal(traces[0], traces[2])
-    assert not np.array_equal(traces[0][:, 0], traces[0][:, 1])  # chains differ
 
 
 def test_beta_tempers_the_likelihood_exactly():
