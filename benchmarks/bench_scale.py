@@ -109,14 +109,14 @@ def evidence_time(path):
     once inside its own timing)."""
     import xarray as xr
 
-    from pymc_tempering.evidence import _estimate
+    from pymc_tempering.evidence_estimators import estimate_evidence
 
     idata = xr.open_datatree(path)
     idata.load()
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _estimate(idata)
+        estimate_evidence(idata)
     return time.perf_counter() - start
 
 

@@ -17,7 +17,6 @@ from pymc_tempering.evidence_estimators import (
 )
 from pymc_tempering.evidence_sampling import marginal_likelihood
 from pymc_tempering.kernels.evidence import stepping_stone_draws, ti_draws, ti_quadrature
-from pymc_tempering.kernels.mcse import mean_mcse
 from pymc_tempering.ladder import evidence_ladder
 
 __all__ = [
@@ -33,8 +32,3 @@ __all__ = [
     "estimate_evidence",
     "ESTIMATORS",
 ]
-
-# the old private names, for callers not yet moved to the modules above (tests/test_slt.py,
-# benchmarks/bench_scale.py); delete them when those import mean_mcse / estimate_evidence
-_mcse = mean_mcse
-_estimate = estimate_evidence
