@@ -185,13 +185,14 @@ def markdown(table):
     """The table as GitHub markdown (no extra dependency)."""
     flat = table.reset_index()
     cells = [[_cell(v) for v in row] for row in flat.itertuples(index=False)]
-    lines = ["| " + " | ".join(flat.columns) + " |", "|" + "---|" * len(flat.columns)]
+    header = [name.replace("|", "\\|") for name in flat.columns]  # "|" inside a cell
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in cells]) + "\n"
 
 
 def _cell(value):
     if isinstance(value, float | np.floating):
-        return "" if np.isnan(value) else f"{value:.3g}" if abs(value) < 1e4 else f"{value:.0f}"
+        return "" if np.isnan(value) else f"{value:.3g}" if abs(value) < 1e3 else f"{value:.0f}"
     return str(value)
 
 
