@@ -189,6 +189,7 @@ class ExchangeMC(ArrayStepShared):
         self.discrete_columns = np.concatenate([v.columns for v in discrete] or [[]]).astype(int)
         n_continuous = self.density.n_params - self.discrete_columns.size
         self.explorer = explorer_class(self.density, self.discrete_columns)
+        self._discrete_source = (model, vars) if discrete else None
         if discrete:
             self.explorer = Mixed(self.explorer, DiscreteMoves(self.density, discrete))
         settings = local_settings(
@@ -231,6 +232,10 @@ class ExchangeMC(ArrayStepShared):
         super().setup_chain(rng, tune, draws)
         self._reset_chain(tune_draws=tune)
         self.tune = tune > 0
+        if self._discrete_source is not None:  # supports may come from pm.Data, since set
+            model, vars = self._discrete_source
+            found = discrete_variables(model, vars, self.density.point_map_info)
+            self.explorer.moves = DiscreteMoves(self.density, found)
 
     def reset_tuning(self):
         """Forget all tuning: ladder, proposal scales and adaptation counters."""

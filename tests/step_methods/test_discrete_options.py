@@ -181,12 +181,6 @@ def _binomial_exact_mean(n):
     return float(np.exp(log_w - special.logsumexp(log_w)) @ k)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="supports are read from pm.Data once, when the step is built: after pm.set_data "
-    "the Gibbs moves keep the old support (k never exceeds the old n). Fix in "
-    "step_methods/_compile/discrete.py: treat shared-variable ancestors as not constant.",
-)
 def test_a_step_built_before_set_data_samples_the_new_support():
     with _binomial_data_model(6) as model:
         step = pmt.ExchangeMC(n_rungs=4)
