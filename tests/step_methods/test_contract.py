@@ -60,6 +60,14 @@ def minibatch_model():
     return model
 
 
+def mixed_model():
+    with pm.Model() as model:
+        k = pm.Poisson("k", 3.0)
+        mu = pm.Normal("mu", 0, 1)
+        pm.Normal("y", mu + k, 1, observed=[0.1, 0.2])
+    return model
+
+
 @dataclass(frozen=True)
 class Case:
     """One sampler with options that change its state.
@@ -92,6 +100,8 @@ CASES = [
          {"n_rungs": 5, "ladder": "adaptive", "adapt_n_rungs": True},
          frozen=(*_EXCHANGE_SCALES, "betas"), keeps_last_tuned=(*_EXCHANGE_SCALES, "betas")),
     Case("exchange-sweeps-2", ExchangeMC, {"n_rungs": 4, "sweeps_per_draw": 2},
+         frozen=_EXCHANGE_SCALES, keeps_last_tuned=_EXCHANGE_SCALES),
+    Case("exchange-discrete", ExchangeMC, {"n_rungs": 4}, model=mixed_model,
          frozen=_EXCHANGE_SCALES, keeps_last_tuned=_EXCHANGE_SCALES),
     Case("ula", ULA, {"step_size": 0.05}),
     Case("mala", MALA, frozen=("step_size", "scaling_min", "scaling_max")),
@@ -305,14 +315,6 @@ def test_tuned_settings_freeze_when_tuning_ends(runs):
 
 
 # -- per class: competence and bad arguments -----------------------------------------------------
-def mixed_model():
-    with pm.Model() as model:
-        k = pm.Poisson("k", 3.0)
-        mu = pm.Normal("mu", 0, 1)
-        pm.Normal("y", mu + k, 1, observed=[0.1, 0.2])
-    return model
-
-
 @pytest.mark.parametrize("cls", list(COMPETENCE), ids=lambda c: c.__name__)
 def test_competence_table(cls):
     model = mixed_model()
