@@ -17,7 +17,10 @@ from pymc_tempering import adaptation
 from pymc_tempering.kernels import fused
 from pymc_tempering.kernels.fused import ACCEPT, SWAP
 from pymc_tempering.step_methods import exchange_stats
-from pymc_tempering.step_methods._compile import compile_tempered_density, discrete_variables
+from pymc_tempering.step_methods._compile import (
+    compile_discrete_supports,
+    compile_tempered_density,
+)
 from pymc_tempering.step_methods.discrete import DiscreteMoves, Mixed
 from pymc_tempering.step_methods.exchange_options import (
     check_model,
@@ -185,11 +188,11 @@ class ExchangeMC(ArrayStepShared):
         self.density = compile_tempered_density(
             model, vars, initial_point, compile_kwargs, gradient=explorer_class.needs_gradient
         )
-        discrete = discrete_variables(model, vars, self.density.point_map_info)
+        self._read_discrete = compile_discrete_supports(model, vars, self.density.point_map_info)
+        discrete = self._read_discrete()
         self.discrete_columns = np.concatenate([v.columns for v in discrete] or [[]]).astype(int)
         n_continuous = self.density.n_params - self.discrete_columns.size
         self.explorer = explorer_class(self.density, self.discrete_columns)
-        self._discrete_source = (model, vars) if discrete else None
         if discrete:
             self.explorer = Mixed(self.explorer, DiscreteMoves(self.density, discrete))
         settings = local_settings(
@@ -232,10 +235,8 @@ class ExchangeMC(ArrayStepShared):
         super().setup_chain(rng, tune, draws)
         self._reset_chain(tune_draws=tune)
         self.tune = tune > 0
-        if self._discrete_source is not None:  # supports may come from pm.Data, since set
-            model, vars = self._discrete_source
-            found = discrete_variables(model, vars, self.density.point_map_info)
-            self.explorer.moves = DiscreteMoves(self.density, found)
+        if isinstance(self.explorer, Mixed):  # supports from pm.Data may have been set since
+            self.explorer.moves = DiscreteMoves(self.density, self._read_discrete())
 
     def reset_tuning(self):
         """Forget all tuning: ladder, proposal scales and adaptation counters."""

@@ -29,7 +29,11 @@ from pymc_tempering.step_methods._compile.checks import (
     minibatched_observations,
     refuse_minibatch,
 )
-from pymc_tempering.step_methods._compile.discrete import DiscreteVariable, discrete_variables
+from pymc_tempering.step_methods._compile.discrete import (
+    DiscreteVariable,
+    compile_discrete_supports,
+    discrete_variables,
+)
 from pymc_tempering.step_methods._compile.gradients import (
     compile_tempered_logp_dlogp,
     compile_value_and_grad,
@@ -59,6 +63,7 @@ __all__ = [
     "compile_value_and_grad",
     "compile_value_transform",
     "DiscreteVariable",
+    "compile_discrete_supports",
     "discrete_variables",
     "flat_point_map",
     "has_likelihood",

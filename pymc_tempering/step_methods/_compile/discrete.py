@@ -6,12 +6,13 @@ on other free variables, is "unbounded" and gets integer Metropolis moves)."""
 from typing import NamedTuple
 
 import numpy as np
+import pytensor.tensor as pt
 from pymc.distributions.discrete import DiscreteUniformRV
 from pymc.vartypes import discrete_types
 from pytensor.graph.traversal import ancestors
 from pytensor.tensor.random.basic import BernoulliRV, BetaBinomialRV, BinomialRV, CategoricalRV
 
-__all__ = ["DiscreteVariable", "discrete_variables"]
+__all__ = ["DiscreteVariable", "compile_discrete_supports", "discrete_variables"]
 
 
 class DiscreteVariable(NamedTuple):
@@ -25,41 +26,39 @@ class DiscreteVariable(NamedTuple):
 
 
 def _constant(model, value):
-    """``value`` evaluated, or None if it depends on a free variable (a moving support)."""
+    """``value`` as a graph, or None if it depends on a free variable (a moving support)."""
     free = set(model.free_RVs) | set(model.value_vars)
     if any(node in free for node in ancestors([value])):
         return None
-    return np.asarray(value.eval(), dtype=float)
+    return value
 
 
 def _support(model, rv):
-    """``(lower, upper)`` arrays broadcast to the variable's shape, or None where unknown."""
+    """``(lower, upper)`` graphs of the variable's support, or None where unknown."""
     op, node = rv.owner.op, rv.owner
     params = op.dist_params(node)
     if isinstance(op, BernoulliRV):
-        return 0.0, 1.0
-    if isinstance(op, CategoricalRV):
-        p = params[0]
-        n_states = model.compile_fn(
-            p.shape[-1], inputs=model.value_vars, point_fn=True, on_unused_input="ignore"
-        )(model.initial_point())
-        return 0.0, float(n_states) - 1.0
+        return pt.constant(0.0), pt.constant(1.0)
+    if isinstance(op, CategoricalRV):  # the number of categories is fixed whatever p is
+        return pt.constant(0.0), params[0].shape[-1] - 1
     if isinstance(op, DiscreteUniformRV):
         lower, upper = (_constant(model, v) for v in params[:2])
         return None if lower is None or upper is None else (lower, upper)
     if isinstance(op, BinomialRV | BetaBinomialRV):
         n = _constant(model, params[0])
-        return None if n is None else (0.0, n)
+        return None if n is None else (pt.constant(0.0), n)
     return None
 
 
-def discrete_variables(model, vars, point_map_info) -> list[DiscreteVariable]:
-    """The discrete variables among ``vars``, in the flat vector's order.
+def compile_discrete_supports(model, vars, point_map_info):
+    """A function returning the discrete variables among ``vars`` (flat vector's order) with
+    their supports as they are when it is called: the bounds are compiled once here, and
+    ``pm.Data`` behind them (e.g. a Binomial ``n``) is read at each call.
 
     Raises if a discrete variable has a transform (its value would not be the integer itself).
     """
     by_name = {v.name: v for v in vars}
-    out, start = [], 0
+    layout, bounds, start = [], [], 0
     for name, shape, size, _ in point_map_info:
         value = by_name[name]
         if value.dtype in discrete_types:
@@ -71,12 +70,33 @@ def discrete_variables(model, vars, point_map_info) -> list[DiscreteVariable]:
                     f"on their integer values. Create {rv.name!r} with `default_transform=None`."
                 )
             support = _support(model, rv)
-            lower, upper = (-np.inf, np.inf) if support is None else support
+            kind = type(rv.owner.op).__name__.removesuffix("RV")
+            layout.append((rv.name, shape, np.arange(start, start + size), kind, bool(support)))
+            bounds.extend(support or ())
+        start += size
+    if not layout:
+        return lambda: []
+    evaluate = None
+    if bounds:
+        bounds = model.replace_rvs_by_values([pt.as_tensor(b).astype("float64") for b in bounds])
+        evaluate = model.compile_fn(
+            bounds, inputs=model.value_vars, point_fn=True, on_unused_input="ignore"
+        )
+    point = model.initial_point()
+
+    def read() -> list[DiscreteVariable]:
+        values = iter(evaluate(point) if evaluate is not None else ())
+        out = []
+        for name, shape, columns, kind, known in layout:
+            lower, upper = (next(values), next(values)) if known else (-np.inf, np.inf)
             lower = np.broadcast_to(lower, shape).astype(float).ravel()
             upper = np.broadcast_to(upper, shape).astype(float).ravel()
-            kind = type(rv.owner.op).__name__.removesuffix("RV")
-            out.append(
-                DiscreteVariable(rv.name, np.arange(start, start + size), lower, upper, kind)
-            )
-        start += size
-    return out
+            out.append(DiscreteVariable(name, columns, lower, upper, kind))
+        return out
+
+    return read
+
+
+def discrete_variables(model, vars, point_map_info) -> list[DiscreteVariable]:
+    """The discrete variables among ``vars`` with their supports now (compiles once)."""
+    return compile_discrete_supports(model, vars, point_map_info)()
