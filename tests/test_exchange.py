@@ -8,7 +8,6 @@ import pytest
 from helpers import (
     SAMPLE_KWARGS,
     X_SEED_LECTURE,
-    bimodal_model,
     exact_tempered_moments,
     mode_weight_check,
     sample_bimodal,
@@ -119,29 +118,7 @@ def test_tempering_dataset_needs_tempering_traces():
         pmt.tempering_dataset(idata)
 
 
-# -- reproducibility, state, and rejection of invalid proposals ----------------------------------
-def _sample_small(cores, seed):
-    with bimodal_model():
-        return pm.sample(
-            draws=60,
-            tune=40,
-            chains=2,
-            cores=cores,
-            random_seed=seed,
-            step=pmt.ExchangeMC(n_rungs=8),
-            **SAMPLE_KWARGS,
-        )
-
-
-def test_same_seed_same_trace_with_one_and_two_cores():
-    a, b, c = _sample_small(1, 42), _sample_small(2, 42), _sample_small(1, 43)
-    np.testing.assert_array_equal(a.posterior["x"].values, b.posterior["x"].values)
-    np.testing.assert_array_equal(
-        a.sample_stats.rung_loglik.values, b.sample_stats.rung_loglik.values
-    )
-    assert not np.array_equal(a.posterior["x"].values, c.posterior["x"].values)
-
-
+# -- rejection of invalid proposals (same seed, 1 or 2 cores: see test_contract.py) -------------
 def test_invalid_proposals_are_rejected_never_recorded():
     """y ~ U(0, theta): theta below max(y) has zero likelihood; only the prior rung may hold it."""
     y = np.array([0.5, 1.7, 2.9])
