@@ -5,7 +5,7 @@ import pytensor.scalar as ps
 import pytensor.tensor as pt
 from pymc.logprob.utils import local_check_parameter_to_ninf_switch
 from pytensor.compile.builders import SymbolicOp
-from pytensor.compile.mode import get_mode
+from pytensor.compile.mode import get_mode, optdb
 from pytensor.compile.rewriting import inline_ofg_node
 from pytensor.graph.basic import Constant
 from pytensor.graph.fg import FunctionGraph
@@ -78,12 +78,19 @@ def local_sigmoid_bounds_hold(fgraph, node):
     return [pt.ones_like(out, dtype=out.dtype)]
 
 
+SWITCH_SINKING = "pymc_tempering_switch_sinking"
+# registered once, by name and without tags, so no mode runs it unless it asks by name; a mode
+# that does (``including``) still pickles, for samplers sent to other processes
+optdb.register(
+    SWITCH_SINKING, in2out(local_switch_of_same_unary, local_sigmoid_bounds_hold), position=1.75
+)
+
+
 def with_switch_sinking(mode):
     """``mode`` plus the exact rewrites above, run after PyTensor's ``stabilize``
     phase (1.5), which must first turn e.g. ``log(sigmoid(x))`` into ``-softplus(-x)``: sinking
     a switch earlier would hide that pattern and lose precision for large logits."""
-    rewrites = in2out(local_switch_of_same_unary, local_sigmoid_bounds_hold)
-    return get_mode(mode).register((rewrites, 1.75))
+    return get_mode(mode).including(SWITCH_SINKING)
 
 
 def checks_to_switches(flat, outputs):

@@ -10,10 +10,12 @@ from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.pytensorf import compile, join_nonshared_inputs, make_shared_replacements, reseed_rngs
 from pytensor.graph.replace import clone_replace, vectorize_graph
 
+from pymc_tempering.step_methods._compile.cache import cached, compile_key
 from pymc_tempering.step_methods._compile.prior import (
     PRIOR_BLOCK,
     compile_prior_block,
     compile_prior_draw,
+    lazy_prior_draw,
 )
 from pymc_tempering.step_methods._compile.rewrites import checks_to_switches, with_switch_sinking
 
@@ -60,7 +62,7 @@ class TemperedDensity:
         return DictToArrayBijection.rmap(RaveledVars(x, self.point_map_info))
 
     def can_sample_prior(self) -> bool:
-        return self.prior_draw is not None
+        return self.prior_draw is not None or self.prior_block is not None
 
     def sample_prior(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` independent prior draws as flat value-space vectors (seeded from ``rng``)."""
@@ -79,14 +81,25 @@ def compile_tempered_density(
 
     The batched function comes from ``vectorize_graph`` on the per-point graph, so a whole
     ladder of replicas is evaluated in one call. With ``gradient=True`` a second batched
-    function also returns both gradients, for gradient-based explorers.
+    function also returns both gradients, for gradient-based explorers. Compiled once per
+    model per process (:mod:`.cache`): a second call on the same model, variables and options
+    returns the same object.
     """
+    graphs = [model.varlogp, model.datalogp]
+    key = compile_key("tempered", vars, initial_point, compile_kwargs, gradient=gradient)
+    if {v.name for v in vars} != {v.name for v in model.value_vars}:
+        key = None  # the other variables become new shared inputs, the caller's own: compile
+    return cached(
+        model, key, graphs,
+        lambda: _compile(model, vars, initial_point, graphs, compile_kwargs, gradient),
+    )  # fmt: skip
+
+
+def _compile(model, vars, initial_point, graphs, compile_kwargs, gradient) -> TemperedDensity:
     compile_kwargs = dict(compile_kwargs or {})
     compile_kwargs.setdefault("on_unused_input", "ignore")
     shared = make_shared_replacements(initial_point, vars, model)
-    (logprior, loglik), flat = join_nonshared_inputs(
-        initial_point, [model.varlogp, model.datalogp], vars, shared
-    )
+    (logprior, loglik), flat = join_nonshared_inputs(initial_point, graphs, vars, shared)
     # the samplers keep their states in float64 whatever floatX is: inputs are cast to the
     # model's dtype inside the graph and outputs back to float64 (no-ops under float64)
     flat64 = pt.vector("flat64", dtype="float64")
@@ -122,10 +135,13 @@ def compile_tempered_density(
     point_map_info = DictToArrayBijection.map(point).point_map_info
     n_params = int(DictToArrayBijection.map(point).data.size)
 
-    prior_draw, prior_rngs = compile_prior_draw(model, vars, compile_kwargs)
-    prior_block, block_rngs = compile_prior_block(model, vars, n_params, compile_kwargs)
+    # the per-draw prior sampler is compiled only where the block sampler is impossible (else
+    # on first use: the samplers never call it then)
+    prior_block, prior_rngs = compile_prior_block(model, vars, n_params, compile_kwargs)
     if prior_block is not None:
-        prior_rngs = block_rngs
+        prior_draw = lazy_prior_draw(model, vars, compile_kwargs)
+    else:
+        prior_draw, prior_rngs = compile_prior_draw(model, vars, compile_kwargs)
     return TemperedDensity(
         single, batched, prior_draw, prior_rngs, point_map_info, n_params, batched_grad,
         prior_block,
