@@ -5,6 +5,7 @@ changed model or stale pm.Data; options it cannot compare bypass it."""
 import arviz as az
 import numpy as np
 import pymc as pm
+import pytest
 from pytensor.compile.mode import get_mode
 
 from pymc_tempering.step_methods._compile import cache
@@ -125,3 +126,19 @@ def test_options_the_cache_cannot_compare_bypass_it():
         assert compile_tempered_density(model, model.value_vars, ip, gradient=True) is not plain
         other = compile_tempered_density(model, model.value_vars, ip, {"on_unused_input": "warn"})
         assert other is not plain
+
+
+@pytest.mark.slow
+def test_the_step_pickles_for_worker_processes_and_repeats_the_draws():
+    """cores > 1 under mp_ctx 'forkserver' / 'spawn' (macOS, Windows) pickles the step (where
+    it cannot, PyMC logs "Could not pickle model" and samples the chains one after the other)."""
+    import cloudpickle
+
+    model = data_model(X)
+    kwargs = dict(draws=30, tune=30, chains=2, random_seed=5, progressbar=False)
+    with model:
+        step = ExchangeMC(n_rungs=4)
+        cloudpickle.dumps(step)
+        parallel = pm.sample(cores=2, mp_ctx="forkserver", step=step, **kwargs)
+        serial = pm.sample(cores=1, step=step, **kwargs)
+    np.testing.assert_array_equal(parallel.posterior.mu.values, serial.posterior.mu.values)
