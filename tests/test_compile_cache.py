@@ -142,3 +142,22 @@ def test_the_step_pickles_for_worker_processes_and_repeats_the_draws():
         parallel = pm.sample(cores=2, mp_ctx="forkserver", step=step, **kwargs)
         serial = pm.sample(cores=1, step=step, **kwargs)
     np.testing.assert_array_equal(parallel.posterior.mu.values, serial.posterior.mu.values)
+
+
+def test_every_sampler_on_a_logistic_model_pickles():
+    """The rewrites behind the batched and minibatch densities are included by name, not as a
+    rewriter object in the mode (which held an unpicklable cache)."""
+    import cloudpickle
+
+    import pymc_tempering as pmt
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    y = rng.integers(0, 2, 50).astype("int32")
+    with pm.Model():
+        coef = pm.Normal("coef", 0.0, 1.0, shape=2)
+        pm.Bernoulli("y", logit_p=pm.math.dot(X, coef), observed=y)
+        steps = [ExchangeMC(n_rungs=4), ExchangeMC(n_rungs=4, explorer="mala"), pmt.SGLD()]
+    for step in steps:
+        copy = cloudpickle.loads(cloudpickle.dumps(step))
+        assert type(copy) is type(step)
