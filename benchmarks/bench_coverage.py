@@ -29,7 +29,8 @@ estimates go to ``benchmarks/output/coverage/<model>_<route>_<seed>.npz``; runs 
 disk are never re-sampled, and ``--offline`` skips sampling and recomputes everything from
 those files.
 
-Printed: (1) per model, route and estimator, the package's own numbers over seeds: mean error
+Printed: (1) per model, route and estimator (``--estimators``: TI, SS and BAR by default, MBAR
+opt-in), the package's own numbers over seeds: mean error
 against the exact log Z, sd of the estimates, rms of the reported MCSE, their ratio, coverage of
 +-1.96 MCSE with its binomial standard error, and the runs with EvidenceWarnings; (2) the same
 for alternative MCSE estimators computed offline from the saved draws (prototypes, not in the
@@ -60,6 +61,7 @@ import targets  # noqa: E402
 
 import pymc_tempering as pmt  # noqa: E402
 from pymc_tempering import exact  # noqa: E402
+from pymc_tempering.acceptance_ratio import bar, mbar  # noqa: E402
 from pymc_tempering.kernels.evidence import (  # noqa: E402
     stepping_stone_draws,
     ti_draws,
@@ -294,21 +296,31 @@ def coverage_row(errors, mcse):
     return errors.mean(), sd, rms, sd / rms, covered, np.sqrt(covered * (1 - covered) / errors.size)
 
 
-ROW = "{:<9}{:<9}{:<4}{:<30}{:>9.4f}{:>8.4f}{:>8.4f}{:>7.2f}{:>7.2f} +-{:.2f}{:>6}"
+ROW = "{:<9}{:<9}{:<5}{:<29}{:>9.4f}{:>8.4f}{:>8.4f}{:>7.2f}{:>7.2f} +-{:.2f}{:>6}"
 HEADER = (
-    f"{'model':<9}{'route':<9}{'est':<4}{'MCSE':<30}{'mean err':>9}{'sd est':>8}{'rms se':>8}"
+    f"{'model':<9}{'route':<9}{'est':<5}{'MCSE':<29}{'mean err':>9}{'sd est':>8}{'rms se':>8}"
     f"{'ratio':>7}{'cover':>7}{'':>6}{'warn':>6}"
 )
 
 
-def _recompute(run):
-    """The package's current TI and SS on a saved run: (log Z, MCSE, warned) per estimator."""
+#: section 1's estimators: the package's public functions (MBAR costs about 30 s on one
+#: 256-rung run, so it is opt-in: --estimators TI SS BAR MBAR)
+PACKAGE = {
+    "TI": pmt.thermodynamic_integration,
+    "SS": pmt.stepping_stone,
+    "BAR": bar,
+    "MBAR": mbar,
+}
+
+
+def _recompute(run, estimators):
+    """The package's current estimates on a saved run: (log Z, MCSE, warned) per estimator."""
     ds = xr.Dataset(
         {"rung_loglik": (("chain", "draw", "rung"), run["rung_loglik"])},
         coords={"rung": np.arange(run["betas"].size), "beta": ("rung", run["betas"])},
     )
     out = []
-    for fn in (pmt.thermodynamic_integration, pmt.stepping_stone):
+    for fn in (PACKAGE[name] for name in estimators):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", pmt.EvidenceWarning)
             res = fn(ds)
@@ -317,7 +329,7 @@ def _recompute(run):
     return out
 
 
-def report_package(cases):
+def report_package(cases, estimators=("TI", "SS", "BAR")):
     """Section 1, recomputed from the saved draws with the package as it is now (the MCSE
     stored at sampling time may come from older code)."""
     print("\n## 1. The package's own estimates and MCSE over seeds (current code)\n")
@@ -328,8 +340,8 @@ def report_package(cases):
             runs = load_runs(name, route)
             if not runs:
                 continue
-            current = [_recompute(run) for run in runs]
-            for j, est in enumerate(ESTIMATORS):
+            current = [_recompute(run, estimators) for run in runs]
+            for j, est in enumerate(estimators):
                 errors = [values[j][0] - log_z for values in current]
                 mcse = [values[j][1] for values in current]
                 warned = sum(values[j][2] for values in current)
@@ -448,12 +460,16 @@ def main():
     )  # fmt: skip
     parser.add_argument("--models", nargs="+", default=["egg_box", "lecture"])
     parser.add_argument("--package-only", action="store_true", help="print section 1 only")
+    parser.add_argument(
+        "--estimators", nargs="+", default=["TI", "SS", "BAR"], choices=list(PACKAGE),
+        help="section 1's estimators (MBAR: about 30 s per saved 256-rung run)",
+    )  # fmt: skip
     args = parser.parse_args()
     cases = {name: case for name, case in models().items() if name in args.models}
     print(f"pymc {pm.__version__}; cores=1; {args.seeds} seeds per model and route")
     if not args.offline:
         sample_all(cases, args.seeds, args.routes)
-    report_package(cases)
+    report_package(cases, args.estimators)
     if not args.package_only:
         report_variants(cases)
         why_it_misses(cases)

@@ -19,7 +19,7 @@ from pymc_tempering.kernels import acceptance_ratio as kernels
 from pymc_tempering.kernels.evidence import power_posterior_moments
 from pymc_tempering.kernels.mcse import mean_mcse as _mcse
 
-__all__ = ["bar", "mbar"]
+__all__ = ["bar", "mbar", "acceptance_ratio_evidence"]
 
 _NAMES = {"bar": "bennett_acceptance_ratio", "mbar": "mbar"}
 
@@ -65,7 +65,12 @@ def _one_ladder(ds: xr.Dataset, estimator: str):
     return result, _problems(ds, betas, loglik, fit, float(ess[-1]))
 
 
-def _estimate(data, estimator: str, stacklevel: int) -> xr.Dataset:
+def acceptance_ratio_evidence(data, estimator: str) -> tuple[xr.Dataset, list[str]]:
+    """BAR (``estimator="bar"``) or MBAR (``"mbar"``) without warning: ``(result, problems)``,
+    the problems being the texts an :class:`EvidenceWarning` would list (for callers that
+    raise them under their own name, as :func:`pymc_tempering.marginal_likelihood` does)."""
+    if estimator not in _NAMES:
+        raise ValueError(f"`estimator` must be 'bar' or 'mbar', got {estimator!r}.")
     ds = tempering_dataset(data)
     if has_per_chain_ladders(ds):
         fits = [_one_ladder(one, estimator) for one in chains(ds)]
@@ -80,11 +85,13 @@ def _estimate(data, estimator: str, stacklevel: int) -> xr.Dataset:
         ]
     else:
         result, problems = _one_ladder(ds, estimator)
-    result.attrs.update(
-        method=_NAMES[estimator],
-        observed_data=observed_fingerprint(data),
-        warning=warn(_NAMES[estimator], problems, stacklevel=stacklevel + 1),
-    )
+    result.attrs.update(method=_NAMES[estimator], observed_data=observed_fingerprint(data))
+    return result, problems
+
+
+def _estimate(data, estimator: str, stacklevel: int) -> xr.Dataset:
+    result, problems = acceptance_ratio_evidence(data, estimator)
+    result.attrs["warning"] = warn(_NAMES[estimator], problems, stacklevel=stacklevel + 1)
     return result
 
 

@@ -16,7 +16,7 @@ from scipy.special import logsumexp
 
 from pymc_tempering._evidence_checks import EvidenceWarning
 from pymc_tempering._fingerprint import observed_fingerprint
-from pymc_tempering.evidence_estimators import ESTIMATORS, estimate_evidence
+from pymc_tempering.evidence_methods import DEFAULT_METHOD, evidence_by_method, resolve_methods
 
 __all__ = ["compare_evidence"]
 
@@ -49,9 +49,20 @@ def _ladder_start(item):
     return None
 
 
-def _result_row(name, item, estimator) -> _Row:
-    """A row from a result Dataset of this package."""
+def _result_row(name, item, estimator, chosen) -> _Row:
+    """A row from a result Dataset of this package; from a :func:`marginal_likelihood` result,
+    its ``estimator`` entry (the first it holds when ``method`` was not ``chosen``)."""
     _refuse_partial_ladder(name, _ladder_start(item))
+    if "estimator" in item.dims:
+        held = [str(v) for v in item["estimator"].values]
+        if estimator not in held:
+            if chosen:
+                raise ValueError(
+                    f"Model {name!r}: its result holds {held}, not {estimator!r}. Pass a "
+                    "method it holds, or rerun pmt.marginal_likelihood(..., method=...) "
+                    "with this one."
+                )
+            estimator = held[0]
     res = item.sel(estimator=estimator) if "estimator" in item.dims else item
     if item.attrs.get("approximation"):
         method = item.attrs.get("method")
@@ -87,10 +98,10 @@ def _smc_row(name, stats, item) -> _Row:
     return _Row(per_chain.mean(), mcse, "sample_smc", observed_fingerprint(item), warning)
 
 
-def _row(name, item, estimator) -> _Row:
+def _row(name, item, estimator, chosen) -> _Row:
     """``(log_z, mcse, method, fingerprint, warning)`` of one model."""
     if isinstance(item, xr.Dataset) and "log_marginal_likelihood" in item:
-        return _result_row(name, item, estimator)
+        return _result_row(name, item, estimator, chosen)
     if isinstance(item, xr.Dataset) and "learning_coefficient" in item:
         raise ValueError(
             f"Model {name!r}: a learning coefficient is not a log evidence. Pass "
@@ -104,17 +115,13 @@ def _row(name, item, estimator) -> _Row:
     if stats is not None and "log_marginal_likelihood" in stats and "rung_loglik" not in stats:
         return _smc_row(name, stats, item)
     try:
-        estimates = estimate_evidence(item)
+        res, problems = evidence_by_method(item, (estimator,))[estimator]
     except ValueError as err:
         raise ValueError(
             f"Model {name!r}: its evidence cannot be computed ({err}) Pass the DataTree of "
             "pm.sample(step=pmt.ExchangeMC(), ...) with a ladder that starts at beta = 0, of "
             "pm.sample_smc, or the result of pmt.marginal_likelihood(model)."
         ) from None
-    if estimator == ESTIMATORS[0]:
-        res, problems = estimates.ti, estimates.ti_problems
-    else:
-        res, problems = estimates.ss, estimates.ss_problems
     _refuse_partial_ladder(name, res.attrs["ladder_start"])
     warning = f"{estimator}: " + "; ".join(problems) if problems else ""
     return _Row(
@@ -126,7 +133,7 @@ def _row(name, item, estimator) -> _Row:
     )
 
 
-def compare_evidence(models, model_prior=None, estimator="thermodynamic_integration"):
+def compare_evidence(models, model_prior=None, method=None, *, estimator=None):
     r"""Rank models by log marginal likelihood: Bayes factors and posterior model probabilities.
 
     Parameters
@@ -146,8 +153,14 @@ def compare_evidence(models, model_prior=None, estimator="thermodynamic_integrat
         starts above ``beta = 0`` is not log Z and is refused.
     model_prior : dict of {str: float}, optional
         Prior model probabilities (normalised here). Uniform by default.
-    estimator : {"thermodynamic_integration", "stepping_stone"}, default TI
-        Used for DataTrees and for :func:`marginal_likelihood` results.
+    method : {"ti", "ss", "bar", "mbar"}, optional
+        The estimator for ExchangeMC DataTrees and the entry read from
+        :func:`marginal_likelihood` results: Bennett's acceptance ratio, MBAR, thermodynamic
+        integration, stepping stone (full names, as in results' ``estimator`` coordinate, are
+        accepted too). Default ``"ti"``, or a :func:`marginal_likelihood`
+        result's first estimator where it lacks TI.
+    estimator : str, optional
+        The former name of ``method``; give one of the two.
 
     Returns
     -------
@@ -172,9 +185,15 @@ def compare_evidence(models, model_prior=None, estimator="thermodynamic_integrat
     """
     if not isinstance(models, dict) or len(models) < 1:
         raise ValueError("`models` must be a non-empty dict {name: DataTree or result}.")
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"`estimator` must be one of {ESTIMATORS}, got {estimator!r}.")
-    rows = {name: _row(name, item, estimator) for name, item in models.items()}
+    if method is not None and estimator is not None:
+        raise ValueError("Give `method` or its former name `estimator`, not both.")
+    argument = "estimator" if estimator is not None else "method"
+    chosen = method is not None or estimator is not None
+    picked = method if method is not None else estimator
+    if picked is not None and not isinstance(picked, str):
+        raise ValueError(f"`{argument}` must be one estimator's name, got {picked!r}.")
+    (picked,) = resolve_methods(DEFAULT_METHOD if picked is None else picked, argument)
+    rows = {name: _row(name, item, picked, chosen) for name, item in models.items()}
     for name, row in rows.items():
         if row.warning:
             warnings.warn(f"model {name!r}: {row.warning}", EvidenceWarning, stacklevel=2)
