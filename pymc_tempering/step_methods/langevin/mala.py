@@ -11,6 +11,7 @@ from pymc.stats.convergence import SamplerWarning
 from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 
+from pymc_tempering.kernels.dense import dense_log_accept_ratio, dense_moments_init
 from pymc_tempering.kernels.langevin import mala_log_accept_ratio
 from pymc_tempering.kernels.moments import moments_init
 from pymc_tempering.step_methods._progress import progress_columns
@@ -29,6 +30,7 @@ class MALAState(StepMethodState):
     step_size: float
     scaling: np.ndarray
     _scaling_range: tuple
+    _chol: Any
     dual_average: Any
     moments: Any
     grad_moments: Any
@@ -39,6 +41,26 @@ class MALAState(StepMethodState):
     target_accept: float = field(metadata={"frozen": True})
     steps_per_draw: int = field(metadata={"frozen": True})
     beta: float = field(metadata={"frozen": True})
+    preconditioner: str = field(metadata={"frozen": True})
+
+
+def _check_scaling(scaling, n_params: int) -> np.ndarray:
+    """A vector (:func:`check_scaling`) or a symmetric positive definite ``(n, n)`` matrix."""
+    arr = np.asarray(scaling, dtype=np.float64)
+    if arr.ndim != 2:
+        return check_scaling(scaling, n_params, "MALA")
+    ok = arr.shape == (n_params, n_params) and np.all(np.isfinite(arr))
+    if ok and np.allclose(arr, arr.T):
+        try:
+            np.linalg.cholesky(arr)
+            return 0.5 * (arr + arr.T)
+        except np.linalg.LinAlgError:
+            pass
+    raise ValueError(
+        f"A matrix `scaling` of MALA must be a symmetric positive definite {n_params} x "
+        f"{n_params} matrix (about the posterior covariance of the flattened, transformed "
+        f"variables); got shape {arr.shape}."
+    )
 
 
 class MALA(LangevinBase):
@@ -64,8 +86,15 @@ class MALA(LangevinBase):
         Default: start at ``n_params ** (-1/3)`` and adapt.
     scaling : float or array_like, optional
         Diagonal of the preconditioner :math:`M` over the flattened transformed variables
-        (about their posterior variances). Given: fixed (unless ``adapt_scaling=True``).
-        Default: start at ones and adapt.
+        (about their posterior variances), or with ``preconditioner="dense"`` a vector or a
+        symmetric positive definite matrix (about the posterior covariance). Given: fixed
+        (unless ``adapt_scaling=True``). Default: start at ones and adapt.
+    preconditioner : {"diag", "dense"}, default "diag"
+        ``"dense"``: :math:`M` is a full matrix, learned in the same windows as the geometric
+        mean of the draws' covariance and the inverse of the gradients' covariance
+        (:func:`pymc_tempering.kernels.dense.dense_preconditioner`); the move is
+        :math:`y = x + hM\nabla\log\pi + \sqrt{2h}L\xi` with :math:`M = LL^\top`. It follows
+        correlated posteriors that a diagonal :math:`M` cannot, at :math:`O(d^2)` per step.
     adapt_step_size, adapt_scaling : bool, optional
         Whether to tune :math:`h` / :math:`M`; default: tune what was not given.
     target_accept : float, default 0.574
@@ -169,6 +198,7 @@ class MALA(LangevinBase):
         beta: float = 1.0,
         Emax: float = 1000.0,
         steps_per_draw: int = 1,
+        preconditioner: str = "diag",
         localization: float | None = None,
         localization_center: dict | None = None,
         model=None,
@@ -204,7 +234,16 @@ class MALA(LangevinBase):
         )
         n = self.n_params
         self._initial_step_size = n ** (-1.0 / 3.0) if step_size is None else step_size
-        self._initial_scaling = np.ones(n) if scaling is None else check_scaling(scaling, n, "MALA")
+        if preconditioner not in ("diag", "dense"):
+            raise ValueError(f"`preconditioner` must be 'diag' or 'dense', got {preconditioner!r}.")
+        self.preconditioner = preconditioner
+        self._initial_scaling = np.ones(n) if scaling is None else _check_scaling(scaling, n)
+        if self._initial_scaling.ndim == 2 and preconditioner != "dense":
+            raise ValueError(
+                "A matrix `scaling` is a dense preconditioner: pass preconditioner='dense'."
+            )
+        if preconditioner == "dense" and self._initial_scaling.ndim == 1:
+            self._initial_scaling = np.diag(self._initial_scaling)
         self.adapt_step_size = step_size is None if adapt_step_size is None else adapt_step_size
         self.adapt_scaling = scaling is None if adapt_scaling is None else adapt_scaling
         self.target_accept = float(target_accept)
@@ -219,10 +258,12 @@ class MALA(LangevinBase):
         self._warned: set[str] = set()  # Python warnings given in this chain
         self.n_tune = int(n_tune)
         self.step_size = self._initial_step_size
-        self.scaling = self._initial_scaling.copy()
-        self._scaling_range = (float(self.scaling.min()), float(self.scaling.max()))
+        self._set_scaling(self._initial_scaling.copy())
         self.dual_average = tuning.start_step_size(self.step_size)
-        self.moments = self.grad_moments = moments_init(self.n_params)
+        if self.preconditioner == "dense":
+            self.moments = self.grad_moments = dense_moments_init(self.n_params)
+        else:
+            self.moments = self.grad_moments = moments_init(self.n_params)
         n_tune_steps = self.n_tune * self.steps_per_draw
         self.windows = tuning.tuning_windows(n_tune_steps, self.adapt_scaling)
 
@@ -240,6 +281,16 @@ class MALA(LangevinBase):
         if self.tune and self.adapt_step_size:
             self.step_size = tuning.averaged_step_size(self.dual_average)
         self.tune = False
+
+    def _set_scaling(self, scaling, chol=None):
+        """The preconditioner (a vector, or a matrix and its lower Cholesky factor)."""
+        self.scaling = scaling
+        if scaling.ndim == 2:
+            self._chol = np.linalg.cholesky(scaling) if chol is None else chol
+            diag = np.diag(scaling)
+        else:
+            self._chol, diag = None, scaling
+        self._scaling_range = (float(diag.min()), float(diag.max()))
 
     # -- the step --------------------------------------------------------------------------------
     def astep(self, q0: RaveledVars):
@@ -279,9 +330,13 @@ class MALA(LangevinBase):
         h, m = self.step_size, self.scaling
         log_alpha = -math.inf
         with np.errstate(over="ignore", invalid="ignore"):
-            y, logp_y, grad_y, finite = self._propose(x, grad, h, m)
+            if self._chol is None:
+                y, logp_y, grad_y, finite = self._propose(x, grad, h, m)
+                if finite:
+                    log_alpha = mala_log_accept_ratio(x, y, logp, logp_y, grad, grad_y, h, m)
+            else:
+                y, logp_y, grad_y, finite, log_alpha = self._dense_propose(x, logp, grad, h)
             if finite:
-                log_alpha = mala_log_accept_ratio(x, y, logp, logp_y, grad, grad_y, h, m)
                 if log_alpha != log_alpha:  # NaN
                     log_alpha = -math.inf
         log_u = math.log(self.rng.uniform())
@@ -302,6 +357,22 @@ class MALA(LangevinBase):
         self.iteration += 1
         return x, logp, grad, accept, accepted, warning
 
+    def _dense_propose(self, x, logp, grad, h):
+        """The dense move ``y = x + L u``, ``u = h L^T grad + sqrt(2h) xi``, evaluated; and its
+        log Hastings ratio (:func:`~pymc_tempering.kernels.dense.dense_log_accept_ratio`)."""
+        chol = self._chol
+        noise = self.rng.standard_normal(x.size)
+        step = h * (grad @ chol) + np.sqrt(2.0 * h) * noise
+        y = x + chol @ step
+        if not np.isfinite(y).all():
+            return y, -np.inf, np.full_like(y, np.nan), False, -math.inf
+        logp_y, grad_y = self._logp_grad(y)
+        finite = bool(np.isfinite(logp_y) and np.isfinite(grad_y).all())
+        if not finite:
+            return y, logp_y, grad_y, False, -math.inf
+        log_alpha = dense_log_accept_ratio(logp, logp_y, noise, step, grad_y, chol, h)
+        return y, logp_y, grad_y, True, log_alpha
+
     def _adapt(self, accept: float, x: np.ndarray, grad: np.ndarray):
         """One tuning update (:mod:`~pymc_tempering.step_methods.langevin.tuning`)."""
         if self.adapt_step_size:
@@ -310,13 +381,14 @@ class MALA(LangevinBase):
             )
         if not self.windows:
             return
-        update = tuning.window_update(
-            self.windows, self.iteration, self.moments, self.grad_moments, x, grad
-        )
+        rule = tuning.dense_window_update if self._chol is not None else tuning.window_update
+        update = rule(self.windows, self.iteration, self.moments, self.grad_moments, x, grad)
         self.moments, self.grad_moments, self.windows = update[:3]
         if update.scaling is not None:
-            self.scaling = update.scaling
-            self._scaling_range = (float(self.scaling.min()), float(self.scaling.max()))
+            if self._chol is not None:
+                self._set_scaling(*update.scaling)
+            else:
+                self._set_scaling(update.scaling)
             if self.adapt_step_size:
                 self.step_size, self.dual_average = tuning.restart_step_size(self.dual_average)
 

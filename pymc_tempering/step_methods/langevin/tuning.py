@@ -13,6 +13,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pymc_tempering.kernels.dense import (
+    dense_moments_init,
+    dense_preconditioner,
+    dense_welford_update,
+)
 from pymc_tempering.kernels.langevin import (
     DualAverageState,
     adaptation_windows,
@@ -32,6 +37,7 @@ __all__ = [
     "averaged_step_size",
     "restart_step_size",
     "window_update",
+    "dense_window_update",
 ]
 
 # Dual averaging shrinks log h towards log(SHRINK * h0). NUTS uses 10; MALA's acceptance falls
@@ -99,3 +105,25 @@ def window_update(
     scaling = diag_preconditioner(moments, grad_moments)
     empty = moments_init(moments.mean.shape)
     return WindowUpdate(empty, empty, windows[1:], scaling)
+
+
+def dense_window_update(windows: list, iteration: int, moments, grad_moments, x, grad):
+    """:func:`window_update` for the dense preconditioner: at the window's last transition,
+    ``scaling`` is ``(M, L)`` from
+    :func:`~pymc_tempering.kernels.dense.dense_preconditioner`, or the diagonal estimate as a
+    matrix where the dense one is not positive definite."""
+    start, end = windows[0]
+    if start <= iteration < end:
+        moments = dense_welford_update(moments, x)
+        grad_moments = dense_welford_update(grad_moments, grad)
+    if iteration + 1 != end:
+        return WindowUpdate(moments, grad_moments, windows, None)
+    dense = dense_preconditioner(moments, grad_moments)
+    if dense is None:
+        diag = diag_preconditioner(
+            Moments(moments.count, moments.mean, np.diag(moments.m2).copy()),
+            Moments(grad_moments.count, grad_moments.mean, np.diag(grad_moments.m2).copy()),
+        )
+        dense = np.diag(diag), np.diag(np.sqrt(diag))
+    empty = dense_moments_init(moments.mean.size)
+    return WindowUpdate(empty, empty, windows[1:], dense)

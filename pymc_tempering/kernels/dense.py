@@ -1,0 +1,107 @@
+r"""A dense (full-matrix) preconditioner for Langevin moves, learned from draws and gradients.
+NumPy only.
+
+With :math:`M = L L^\top` the h-form move is :math:`y = x + h M \nabla\log\pi(x) +
+\sqrt{2h}\,L\xi`: MALA on :math:`z = L^{-1} x` with the identity preconditioner, so in the
+whitened coordinates the Hastings ratio needs no inverse (:func:`dense_log_accept_ratio`).
+
+The matrix is the geometric mean of the draws' covariance :math:`C_x` and the inverse of the
+gradients' covariance :math:`C_g^{-1}` (the matrix version of
+:func:`~pymc_tempering.kernels.langevin.diag_preconditioner`; nutpie's idea, Seyboldt 2023).
+For a Gaussian target with covariance :math:`\Sigma`, :math:`g = -\Sigma^{-1}(x - \mu)`, so
+:math:`C_g^{-1} = \Sigma C_x^{-1} \Sigma` whatever the chain has explored, and
+:math:`C_x \# (\Sigma C_x^{-1} \Sigma) = \Sigma` exactly.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "DenseMoments",
+    "dense_moments_init",
+    "dense_welford_update",
+    "spd_geometric_mean",
+    "dense_preconditioner",
+    "dense_log_accept_ratio",
+]
+
+
+class DenseMoments(NamedTuple):
+    """Count, running mean and running sum of outer products of deviations."""
+
+    count: int
+    mean: np.ndarray
+    m2: np.ndarray
+
+
+def dense_moments_init(n: int) -> DenseMoments:
+    return DenseMoments(0, np.zeros(n), np.zeros((n, n)))
+
+
+def dense_welford_update(moments: DenseMoments, x) -> DenseMoments:
+    """Add one draw ``x`` (Welford 1962, the covariance form)."""
+    count = moments.count + 1
+    delta = x - moments.mean
+    mean = moments.mean + delta / count
+    return DenseMoments(count, mean, moments.m2 + np.outer(delta, x - mean))
+
+
+def _shrunk_covariance(moments: DenseMoments) -> np.ndarray:
+    """Sample covariance shrunk towards its own diagonal with weight ``d / (n + d)``: full
+    rank for any window, and near the sample covariance once the window is long."""
+    n, d = moments.count, moments.mean.size
+    cov = moments.m2 / max(n - 1, 1)
+    w = d / (n + d)
+    return (1.0 - w) * cov + w * np.diag(np.diag(cov))
+
+
+def _spd_power(a: np.ndarray, power: float) -> np.ndarray:
+    vals, vecs = np.linalg.eigh(a)
+    return (vecs * np.clip(vals, 1e-300, None) ** power) @ vecs.T
+
+
+def spd_geometric_mean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    r""":math:`A \# B = A^{1/2} (A^{-1/2} B A^{-1/2})^{1/2} A^{1/2}`, the midpoint of the
+    geodesic between two symmetric positive definite matrices; :math:`A \# B = B \# A` and
+    :math:`A \# (S A^{-1} S) = S`."""
+    half, inv_half = _spd_power(a, 0.5), _spd_power(a, -0.5)
+    middle = inv_half @ b @ inv_half
+    out = half @ _spd_power(0.5 * (middle + middle.T), 0.5) @ half
+    return 0.5 * (out + out.T)
+
+
+def dense_preconditioner(draws: DenseMoments, grads: DenseMoments):
+    """``(M, L)``: the dense preconditioner from a window's draws and gradients and its lower
+    Cholesky factor, or ``None`` where the estimate is not finite and positive definite."""
+    if draws.count < 3:
+        return None
+    with np.errstate(all="ignore"):
+        cov_x, cov_g = _shrunk_covariance(draws), _shrunk_covariance(grads)
+        if not (np.all(np.isfinite(cov_x)) and np.all(np.isfinite(cov_g))):
+            return None
+        if np.any(np.diag(cov_x) <= 0) or np.any(np.diag(cov_g) <= 0):
+            return None
+        try:
+            m = spd_geometric_mean(cov_x, np.linalg.inv(cov_g))
+            chol = np.linalg.cholesky(m)
+        except np.linalg.LinAlgError:
+            return None
+    if not np.all(np.isfinite(chol)):
+        return None
+    return m, chol
+
+
+def dense_log_accept_ratio(logp_x, logp_y, noise, step, grad_y, chol, step_size) -> float:
+    r"""Log Metropolis-Hastings ratio of the dense move, computed in whitened coordinates.
+
+    ``step`` is :math:`u = h L^\top \nabla\log\pi(x) + \sqrt{2h}\,\xi` (so :math:`y = x + Lu`),
+    ``chol`` is :math:`L` and ``grad_y`` :math:`\nabla\log\pi(y)`. The forward residual is
+    :math:`\sqrt{2h}\,\xi`, the backward one :math:`-(u + h L^\top\nabla\log\pi(y))`, both with
+    covariance :math:`2h I` in :math:`z`, so the log ratio is
+    :math:`\log\pi(y) - \log\pi(x) + (2h|\xi|^2 - |u + h\,g_z(y)|^2) / (4h)`; it equals
+    :func:`~pymc_tempering.kernels.langevin.mala_log_accept_ratio` with the matrix ``M``.
+    """
+    back = step + step_size * (grad_y @ chol)  # u + h L^T grad(y)
+    quad = 2.0 * step_size * np.dot(noise, noise) - np.dot(back, back)
+    return float(logp_y - logp_x + quad / (4.0 * step_size))
