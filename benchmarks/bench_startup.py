@@ -106,6 +106,7 @@ def child(spec):
     if spec["warm"]:
         out["same_model"], _ = fixed(model)
         out["new_model"], _ = fixed(make_model(spec["scale"] + 0.5))
+    if spec["repeats"]:
         slopes = []
         for _ in range(spec["repeats"]):
             times = []
@@ -136,15 +137,16 @@ def measure(name, args, scale):
         cache = tempfile.mkdtemp(prefix="bench_startup_numba_")
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         spec = dict(model=model, step=step, scale=scale + rep, draws=draws, warm=False,
-                    repeats=1)  # fmt: skip
+                    repeats=0)  # fmt: skip
         rows["install"].append(run_child(spec, env))  # nothing cached
         spec["scale"] += 0.25  # a new model: our kernels cached, the model's functions not
         rows["cold"].append(run_child(spec, env))
-        slope_runs = max(2, args.repeats)
-        rows["warm"].append(run_child(spec | dict(warm=rep == 0, repeats=slope_runs), env))
+        slopes = max(2, args.repeats) if rep == 0 else 0  # per-draw slopes: first repeat only
+        rows["warm"].append(run_child(spec | dict(warm=True, repeats=slopes), env))
     med = {key: float(np.median([r["first"] for r in rows[key]])) for key in rows}
-    for key in ("same_model", "new_model", "per_draw"):
-        med[key] = rows["warm"][0][key]
+    for key in ("same_model", "new_model"):
+        med[key] = float(np.median([r[key] for r in rows["warm"]]))
+    med["per_draw"] = rows["warm"][0]["per_draw"]
     med["imports"] = float(np.median([r["import_pymc"] + r["import_pmt"] for r in rows["cold"]]))
     return med
 
