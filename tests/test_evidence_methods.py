@@ -110,3 +110,22 @@ def test_conjugate_regression():
 def test_two_mode_target():
     result, _ = _run(two_mode_model(), seed=24, n_rungs=24, beta_min=1e-4, draws=800)
     _assert_within(result, two_mode_log_evidence())
+
+
+def test_singular_model():
+    """The seed paper's singular model (H(w) = w1^2 w2^2), exact log Z by quadrature."""
+    n = 10_000
+    result, _ = _run(targets.singular_model(n), seed=25, n_rungs=48, beta_min=1e-6, draws=800)
+    _assert_within(result, -targets.singular_free_energy(n))
+
+
+PINE = targets.radiata_pine_path()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(PINE is None, reason="../shared/data/radiata_pine.csv is not beside the repo")
+def test_radiata_pine():
+    data = targets.radiata_pine_data(PINE)
+    model = targets.radiata_model(data["y"], data["z"], noncentred=True)
+    result, _ = _run(model, seed=26, n_rungs=48, beta_min=1e-6, draws=1000)
+    _assert_within(result, targets.radiata_log_evidence(data["y"], data["z"]))
