@@ -171,3 +171,17 @@ def test_matrix_scaling_is_checked_and_used():
             MALA(preconditioner="full")
         step = MALA(scaling=cov, preconditioner="dense", step_size=0.5)
     np.testing.assert_allclose(step._chol @ step._chol.T, cov)
+
+
+# -- steps_per_draw="auto" -----------------------------------------------------------------------
+def test_auto_steps_per_draw_follows_the_tuned_step_size():
+    model, _, _ = gaussian_target()
+    with model:
+        step = MALA(steps_per_draw="auto", preconditioner="dense", compile_kwargs=FAST)
+        pm.sample(step=step, draws=30, tune=200, chains=1, random_seed=1, **SAMPLE)
+    expected = min(max(int(np.ceil(1 / (0.574 * step.step_size))), 1), 20)
+    assert step.draw_steps == expected
+    # tuning ran ceil(4 ** (1/3)) = 2 transitions per draw, then `expected` per draw
+    assert step.iteration == 200 * 2 + 30 * expected
+    with model, pytest.raises(ValueError, match="`steps_per_draw`"):
+        MALA(steps_per_draw="fast")

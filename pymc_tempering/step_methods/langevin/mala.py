@@ -39,7 +39,8 @@ class MALAState(StepMethodState):
     _logp: Any
     _grad: Any
     target_accept: float = field(metadata={"frozen": True})
-    steps_per_draw: int = field(metadata={"frozen": True})
+    draw_steps: int
+    steps_per_draw: Any = field(metadata={"frozen": True})
     beta: float = field(metadata={"frozen": True})
     preconditioner: str = field(metadata={"frozen": True})
 
@@ -61,6 +62,22 @@ def _check_scaling(scaling, n_params: int) -> np.ndarray:
         f"{n_params} matrix (about the posterior covariance of the flattened, transformed "
         f"variables); got shape {arr.shape}."
     )
+
+
+MAX_AUTO_STEPS = 20  # "auto" steps per draw: at most this many transitions per recorded draw
+
+
+def _check_steps_per_draw(steps_per_draw):
+    """``"auto"`` or a positive int, else a ValueError naming the argument."""
+    if isinstance(steps_per_draw, str) and steps_per_draw == "auto":
+        return "auto"
+    if isinstance(steps_per_draw, bool) or not isinstance(steps_per_draw, int | np.integer):
+        raise ValueError(
+            f"`steps_per_draw` must be a positive integer or 'auto', got {steps_per_draw!r}."
+        )
+    if steps_per_draw < 1:
+        raise ValueError(f"`steps_per_draw` must be a positive integer, got {steps_per_draw}.")
+    return int(steps_per_draw)
 
 
 class MALA(LangevinBase):
@@ -116,10 +133,15 @@ class MALA(LangevinBase):
         :func:`pymc_tempering.local_learning_coefficient`). ``model_logp`` includes it.
     localization_center : dict, optional
         :math:`w^*` as ``{value variable name: array}``; required with ``localization``.
-    steps_per_draw : int, default 1
+    steps_per_draw : int or "auto", default 1
         MALA transitions per recorded draw. PyMC's sampling loop costs tens of microseconds per
         draw, as much as a MALA step on a small model; several steps per draw spread that cost
-        (the recorded chain is the MALA chain thinned by ``steps_per_draw``).
+        (the recorded chain is the MALA chain thinned by ``steps_per_draw``). ``"auto"``:
+        :math:`\lceil d^{1/3} \rceil` per tuning draw, then, from the tuned step size,
+        :math:`\lceil 1 / (\text{target\_accept} \cdot h) \rceil` (at most 20) per draw, about
+        the number of transitions a well-preconditioned chain needs to forget its position
+        (the diffusion moves time :math:`h` per accepted step); a function of the seed only,
+        so the same seed gives the same draws.
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's step methods.
 
@@ -197,7 +219,7 @@ class MALA(LangevinBase):
         t0: float = 10.0,
         beta: float = 1.0,
         Emax: float = 1000.0,
-        steps_per_draw: int = 1,
+        steps_per_draw: int | str = 1,
         preconditioner: str = "diag",
         localization: float | None = None,
         localization_center: dict | None = None,
@@ -207,13 +229,7 @@ class MALA(LangevinBase):
         compile_kwargs: dict | None = None,
         blocked: bool = True,
     ):
-        if isinstance(steps_per_draw, bool) or not isinstance(steps_per_draw, int | np.integer):
-            raise ValueError(
-                f"`steps_per_draw` must be a positive integer, got {steps_per_draw!r}."
-            )
-        if steps_per_draw < 1:
-            raise ValueError(f"`steps_per_draw` must be a positive integer, got {steps_per_draw}.")
-        self.steps_per_draw = int(steps_per_draw)
+        self.steps_per_draw = _check_steps_per_draw(steps_per_draw)
         if step_size is not None:
             step_size = positive_finite(
                 step_size, "step_size", "Pass h > 0, or leave it out to have it tuned."
@@ -264,7 +280,8 @@ class MALA(LangevinBase):
             self.moments = self.grad_moments = dense_moments_init(self.n_params)
         else:
             self.moments = self.grad_moments = moments_init(self.n_params)
-        n_tune_steps = self.n_tune * self.steps_per_draw
+        self.draw_steps = self._tuning_draw_steps() if self.n_tune else self._sampling_draw_steps()
+        n_tune_steps = self.n_tune * self.draw_steps
         self.windows = tuning.tuning_windows(n_tune_steps, self.adapt_scaling)
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
@@ -280,7 +297,20 @@ class MALA(LangevinBase):
         """Freeze the step size at its dual-averaged value, and the preconditioner."""
         if self.tune and self.adapt_step_size:
             self.step_size = tuning.averaged_step_size(self.dual_average)
+        if self.tune:
+            self.draw_steps = self._sampling_draw_steps()
         self.tune = False
+
+    def _tuning_draw_steps(self) -> int:
+        if self.steps_per_draw != "auto":
+            return self.steps_per_draw
+        return math.ceil(self.n_params ** (1.0 / 3.0) - 1e-9)
+
+    def _sampling_draw_steps(self) -> int:
+        if self.steps_per_draw != "auto":
+            return self.steps_per_draw
+        steps = math.ceil(1.0 / (self.target_accept * self.step_size))
+        return int(min(max(steps, 1), MAX_AUTO_STEPS))
 
     def _set_scaling(self, scaling, chol=None):
         """The preconditioner (a vector, or a matrix and its lower Cholesky factor)."""
@@ -297,7 +327,7 @@ class MALA(LangevinBase):
         x, logp, grad = self._current(q0)
         accept_sum = accepted_sum = 0.0
         diverging, warning = False, None
-        for _ in range(self.steps_per_draw):
+        for _ in range(self.draw_steps):
             h = self.step_size
             x, logp, grad, accept, accepted, step_warning = self._mala_step(x, logp, grad)
             accept_sum += accept
@@ -305,7 +335,7 @@ class MALA(LangevinBase):
             if step_warning is not None:
                 diverging, warning = True, step_warning
         self._x, self._logp, self._grad = x, logp, grad
-        n = self.steps_per_draw
+        n = self.draw_steps
         stats = {
             "tune": self.tune,
             "accept": accept_sum / n,
