@@ -16,6 +16,7 @@ from pymc.util import get_value_vars_from_user_vars
 from pymc_tempering import adaptation
 from pymc_tempering.kernels import fused
 from pymc_tempering.kernels.fused import ACCEPT, SWAP
+from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods import exchange_stats
 from pymc_tempering.step_methods._compile import (
     compile_discrete_supports,
@@ -40,7 +41,7 @@ from pymc_tempering.swap import swap_pairs
 __all__ = ["ExchangeMC"]
 
 
-class ExchangeMC(ArrayStepShared):
+class ExchangeMC(Resumable, ArrayStepShared):
     r"""Replica-exchange Monte Carlo (parallel tempering) with random-walk Metropolis rungs.
 
     Rung :math:`l` at inverse temperature :math:`\beta_l` targets

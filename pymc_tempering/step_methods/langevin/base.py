@@ -20,6 +20,7 @@ from pymc.vartypes import continuous_types
 
 from pymc_tempering.kernels.langevin import langevin_proposal
 from pymc_tempering.kernels.slt import check_localization, localization_term
+from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods._compile import (
     compile_tempered_logp_dlogp,
     flat_point_map,
@@ -69,7 +70,7 @@ def check_scaling(scaling, n_params: int, sampler: str) -> np.ndarray:
     return arr
 
 
-class LangevinBase(GradientSharedStep):
+class LangevinBase(Resumable, GradientSharedStep):
     """Shared set-up, density evaluation and divergence bookkeeping of ULA and MALA."""
 
     default_blocked = True

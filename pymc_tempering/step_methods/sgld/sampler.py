@@ -22,6 +22,7 @@ from pymc_tempering.kernels.sgld import (
     sgld_step,
 )
 from pymc_tempering.kernels.slt import check_localization, localization_term
+from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods._compile import compile_minibatch_gradients, flat_point_map
 from pymc_tempering.step_methods.langevin.base import check_beta
 from pymc_tempering.step_methods.sgld import divergence, options, stats
@@ -46,7 +47,7 @@ class SGLDState(StepMethodState):
     logp_max: float
 
 
-class SGLD(ArrayStepShared):
+class SGLD(Resumable, ArrayStepShared):
     r"""Stochastic-gradient Langevin dynamics (Welling & Teh 2011), optionally preconditioned.
 
     Each step draws a fresh minibatch of ``n`` rows (the model's ``pm.Minibatch``) and moves

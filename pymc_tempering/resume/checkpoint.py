@@ -1,0 +1,174 @@
+"""Checkpoints of a step method's state, written into the sampler stats, and the resumed chain.
+
+PyMC returns nothing of a step method but its draws and stats, and with ``cores > 1`` the step
+lives in worker processes; so the state that continues a chain travels as a stat. A full
+state can be large (ExchangeMC keeps a block of random numbers drawn ahead, up to 512 KB), and
+a stat has one fixed length per draw, so the state goes in pieces: after tuning, each draw
+carries a :data:`CHUNK_BYTES` slice of a snapshot taken at an earlier draw (the ``uint8``
+stat ``sampling_state``, 1,056 bytes a draw), and the next snapshot starts when the last one is
+written. A run that ends or is interrupted at draw ``t`` is continued from its latest complete
+snapshot ``s``: the state is restored there and draws ``s + 1 .. t`` are run again (the chain
+is deterministic given its state), at most twice a snapshot's length in draws.
+"""
+
+import struct
+
+import numpy as np
+
+from pymc_tempering.resume import codec
+
+__all__ = ["CHUNK_BYTES", "HEADER", "STATE_STAT", "Resumable", "chain_index", "step_record"]
+
+STATE_STAT = "sampling_state"
+CHUNK_BYTES = 1024
+# per draw: snapshot's draw (-1: none), chunk index, number of chunks, snapshot length in bytes
+HEADER = struct.Struct("<qqqq")
+# constructor arguments that are not saved: the model is passed again, the rng is in the
+# state, the initial point does not matter once the state is restored
+_NOT_SAVED = ("model", "rng", "initial_point", "blocked")
+
+
+def chain_index(rng) -> int:
+    """The chain a generator passed to ``setup_chain`` belongs to: ``pm.sample`` spawns one
+    generator per chain from ``random_seed``, and the last entry of its spawn key is the
+    chain's index (kept in worker processes, where PyMC sends the seed sequence's state)."""
+    key = getattr(getattr(rng, "bit_generator", None), "seed_seq", None)
+    key = getattr(key, "spawn_key", ())
+    if not key:
+        raise ValueError(
+            "A resumed step must be sampled by pm.sample, which gives each chain a generator "
+            "spawned from `random_seed`; this chain's generator has no spawn key."
+        )
+    return int(key[-1])
+
+
+def step_record(step) -> dict:
+    """The step's class and constructor arguments, as the DataTree keeps them: variables by
+    name, arguments that cannot be saved (e.g. a step-size function) as ``"<unsaved ...>"``."""
+    args, kwargs = getattr(step, "_BlockedStep__newargs", ((), {}))
+    out = {}
+    if args:
+        out["vars"] = [v.name for v in args[0]]
+    for name, value in kwargs.items():
+        if name in _NOT_SAVED:
+            continue
+        try:
+            codec.encode(value)
+            out[name] = value
+        except TypeError:
+            out[name] = f"<unsaved {type(value).__name__}>"
+    cls = type(step)
+    return {"class": f"{cls.__module__}:{cls.__qualname__}", "kwargs": out}
+
+
+class Resumable:
+    """Mixin for step methods with a ``sampling_state``: emits the checkpoint stat and resumes
+    a chain from a checkpoint (see the module docstring). Put it before PyMC's step class."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        stats = cls.__dict__.get("stats_dtypes_shapes")
+        if stats is not None and STATE_STAT not in stats:
+            cls.stats_dtypes_shapes = {**stats, STATE_STAT: (object, None)}
+
+    _resume_records = None  # per chain: dict(state, point, replay, next_draw), or None
+
+    @classmethod
+    def resume(cls, idata, *, model=None, **kwargs):
+        """A step that continues each chain of ``idata`` where it stopped (sample it with
+        ``tune=0`` and as many chains). Built with the arguments ``idata`` was sampled with,
+        updated by ``kwargs``. See :func:`pymc_tempering.resume.continue_sampling`."""
+        from pymc_tempering.resume.run import resume_step
+
+        return resume_step(idata, model=model, step_class=cls, **kwargs)
+
+    def arm_resume(self, records) -> None:
+        """Continue chain ``c`` from ``records[c]`` (:func:`~.run.chain_checkpoints`)."""
+        self._resume_records = list(records)
+
+    # The checkpoint in progress travels with ``sampling_state`` (as an attribute of the state
+    # object, not a field: snapshots do not contain it), so a restored state repeats the
+    # ``sampling_state`` stat too.
+    @property
+    def sampling_state(self):
+        state = super().sampling_state
+        hook = (getattr(self, "_checkpoint", None), getattr(self, "_checkpoint_draw", 0))
+        state.__dict__["_checkpoint_hook"] = hook
+        return state
+
+    @sampling_state.setter
+    def sampling_state(self, state):
+        super(Resumable, type(self)).sampling_state.fset(self, state)
+        hook = state.__dict__.get("_checkpoint_hook")
+        if hook is not None:
+            self._checkpoint, self._checkpoint_draw = hook
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        super().setup_chain(rng, tune, draws)
+        self._checkpoint = None  # (draw, payload, next chunk)
+        self._checkpoint_draw = 0
+        self._resume_pending = None
+        self._empty_chunk = np.zeros(HEADER.size + CHUNK_BYTES, dtype=np.uint8)
+        self._empty_chunk[: HEADER.size] = np.frombuffer(HEADER.pack(-1, 0, 0, 0), np.uint8)
+        self._empty_chunk.flags.writeable = False
+        if self._resume_records is None:
+            return
+        if tune:
+            raise ValueError(
+                f"A resumed step continues a tuned chain: pass tune=0 to pm.sample (got "
+                f"tune={tune}); its proposal scales, ladder and preconditioner stay as saved."
+            )
+        chain = chain_index(rng)
+        if chain >= len(self._resume_records):
+            raise ValueError(
+                f"The saved run has {len(self._resume_records)} chains; pm.sample asked for "
+                f"chain {chain}. Pass chains={len(self._resume_records)}."
+            )
+        self._resume_pending = self._resume_records[chain]
+
+    def step(self, point):
+        if self._resume_pending is not None:
+            point = self._resume(point)
+        point, stats = super().step(point)
+        stats[0][STATE_STAT] = self._chunk(point)
+        return point, stats
+
+    def _resume(self, point):
+        record, self._resume_pending = self._resume_pending, None
+        self.sampling_state = record["state"]
+        point = {**point, **record["point"]}
+        for _ in range(record["replay"]):  # draws after the snapshot, run again
+            point, _ = super().step(point)
+        self._checkpoint_draw = record["next_draw"]
+        return point
+
+    def _chunk(self, point) -> np.ndarray:
+        if getattr(self, "tune", False):
+            self._checkpoint, self._checkpoint_draw = None, 0
+            return self._empty_chunk
+        draw = self._checkpoint_draw
+        self._checkpoint_draw += 1
+        if self._checkpoint is None or self._checkpoint[2] * CHUNK_BYTES >= len(
+            self._checkpoint[1]
+        ):
+            self._checkpoint = (draw, self._snapshot(point), 0)
+        at, payload, k = self._checkpoint
+        self._checkpoint = (at, payload, k + 1)
+        n_chunks = -(-len(payload) // CHUNK_BYTES)
+        out = np.zeros(HEADER.size + CHUNK_BYTES, dtype=np.uint8)
+        out[: HEADER.size] = np.frombuffer(HEADER.pack(at, k, n_chunks, len(payload)), np.uint8)
+        piece = payload[k * CHUNK_BYTES : (k + 1) * CHUNK_BYTES]
+        out[HEADER.size : HEADER.size + len(piece)] = np.frombuffer(piece, np.uint8)
+        return out
+
+    def _snapshot(self, point) -> bytes:
+        names = [v.name for v in self.vars]
+        if not hasattr(self, "_step_record"):
+            self._step_record = step_record(self)
+        record = {
+            "version": 1,
+            "step": self._step_record,
+            "state": self.sampling_state,
+            "point": {name: np.asarray(point[name]) for name in names},
+        }
+        return codec.encode(record)

@@ -1,0 +1,175 @@
+"""Read the checkpoints of a DataTree, build the step that continues it, sample and join."""
+
+import warnings
+
+import numpy as np
+import pymc as pm
+import xarray as xr
+from pymc.model import modelcontext
+
+from pymc_tempering.resume import codec
+from pymc_tempering.resume.checkpoint import CHUNK_BYTES, HEADER, STATE_STAT
+
+__all__ = ["chain_checkpoints", "resume_step", "continue_sampling", "concatenate_draws"]
+
+
+def _state_stat(idata) -> np.ndarray:
+    if "sample_stats" not in getattr(idata, "children", {}):
+        raise ValueError("Expected the DataTree returned by pm.sample; it has no sample_stats.")
+    stats = idata["sample_stats"]
+    if STATE_STAT not in stats.data_vars:
+        raise ValueError(
+            f"This DataTree has no `{STATE_STAT}` stat, so it cannot be continued: it was "
+            "sampled by a step method that does not save its state (pmt.ExchangeMC, MALA, "
+            "ULA and SGLD do), or the stat was dropped."
+        )
+    values = np.asarray(stats[STATE_STAT].transpose("chain", "draw", ...).values)
+    if values.ndim != 3 or values.shape[2] != HEADER.size + CHUNK_BYTES:
+        raise ValueError(f"`{STATE_STAT}` has shape {values.shape}: not written by this version.")
+    return values.astype(np.uint8, copy=False)
+
+
+def _latest_checkpoint(rows: np.ndarray, chain: int) -> dict:
+    """The latest complete snapshot of one chain's ``(draw, bytes)`` rows, decoded, and the
+    number of later draws to run again."""
+    heads = np.frombuffer(np.ascontiguousarray(rows[:, : HEADER.size]).tobytes(), "<i8")
+    heads = heads.reshape(len(rows), 4)
+    last = len(rows) - 1
+    done = np.flatnonzero((heads[:, 0] >= 0) & (heads[:, 1] == heads[:, 2] - 1))
+    for end in done[::-1]:
+        at, _, n_chunks, size = heads[end]
+        if at != end - n_chunks + 1:
+            raise ValueError(
+                f"Chain {chain}: the checkpoint at draw {at} does not line up with the draws "
+                "(was the DataTree thinned or sliced?); continue from the unsliced DataTree."
+            )
+        payload = rows[at : end + 1, HEADER.size :].reshape(-1)[:size].tobytes()
+        record = codec.decode(payload)
+        return {**record, "replay": int(last - at), "next_draw": int(last + 1)}
+    raise ValueError(
+        f"Chain {chain} has no complete checkpoint: the run stopped during tuning or within "
+        "the first draws after it. Sample it again."
+    )
+
+
+def chain_checkpoints(idata) -> list[dict]:
+    """Per chain, the latest complete checkpoint in ``idata``: a dict with the step
+    (``"step"``: class and constructor arguments), its ``"state"``, the ``"point"`` it
+    returned, and ``"replay"``, the draws recorded after the snapshot."""
+    values = _state_stat(idata)
+    return [_latest_checkpoint(values[c], c) for c in range(values.shape[0])]
+
+
+def resume_step(idata, *, model=None, step=None, step_class=None, **kwargs):
+    """The step method that continues ``idata``'s chains (sample it with ``tune=0``).
+
+    ``step``: a step built by the user, with the arguments of the saved run (needed when one
+    could not be saved, e.g. a step-size function); else the saved class (or ``step_class``)
+    is rebuilt with the saved arguments, updated by ``kwargs``.
+    """
+    model = modelcontext(model)
+    records = chain_checkpoints(idata)
+    saved = records[0]["step"]
+    if step is None:
+        cls = step_class or codec._lookup_class(saved["class"])
+        args = {**saved["kwargs"], **kwargs}
+        unsaved = [k for k, v in args.items() if isinstance(v, str) and v.startswith("<unsaved")]
+        if unsaved:
+            raise ValueError(
+                f"The run's {cls.__name__} argument(s) {unsaved} could not be saved in the "
+                f"DataTree; pass the step again: continue_sampling(idata, draws, "
+                f"step={cls.__name__}(...)) with the arguments of the first run."
+            )
+        if "vars" in args:
+            values = {v.name: v for v in model.value_vars}
+            missing = [name for name in args["vars"] if name not in values]
+            if missing:
+                raise ValueError(f"The model has no variables {missing}; pass the model sampled.")
+            args["vars"] = [values[name] for name in args["vars"]]
+        with model:
+            step = cls(**args, model=model)
+    if f"{type(step).__module__}:{type(step).__qualname__}" != saved["class"]:
+        raise ValueError(
+            f"The run was sampled by {saved['class']}; got a {type(step).__name__} step."
+        )
+    step.arm_resume(records)
+    return step
+
+
+def concatenate_draws(first, second) -> xr.DataTree:
+    """``first`` followed by ``second`` along ``draw``, for every group with chain and draw
+    dims in both (posterior, sample_stats, log_likelihood, ...); other groups from ``first``.
+    A ``first`` group with draws that ``second`` lacks is dropped with a warning."""
+    n_first = first["posterior"].sizes["draw"]
+    groups = {}
+    for name, node in first.children.items():
+        ds = node.to_dataset()
+        if "draw" not in ds.dims or name.startswith("warmup"):
+            groups[name] = ds
+            continue
+        if name not in second.children:
+            warnings.warn(
+                f"Group `{name}` was dropped: the continued draws do not have it (recompute "
+                "it on the joined DataTree, e.g. pm.compute_log_likelihood).",
+                UserWarning,
+                stacklevel=3,
+            )
+            continue
+        more = second[name].to_dataset()
+        more = more.assign_coords(draw=more["draw"].values + n_first)
+        joined = xr.concat([ds, more], dim="draw", data_vars="minimal", coords="minimal",
+                           compat="override", join="override")  # fmt: skip
+        joined.attrs = {**ds.attrs, **_joined_attrs(ds.attrs, more.attrs)}
+        groups[name] = joined
+    return xr.DataTree.from_dict(groups)
+
+
+def _joined_attrs(a: dict, b: dict) -> dict:
+    out = {}
+    for key in ("sampling_time",):
+        if key in a and key in b:
+            out[key] = float(a[key]) + float(b[key])
+    return out
+
+
+def continue_sampling(idata, draws: int, *, model=None, step=None, cores=None,
+                      random_seed=None, **sample_kwargs):  # fmt: skip
+    """Continue every chain of ``idata`` by ``draws`` draws and return the joined DataTree.
+
+    Each chain restarts from the state saved in ``idata`` (replica states on every rung,
+    proposal scales, ladder, preconditioner, random-number state; no tuning), so with the
+    same ``random_seed`` as the first run, ``n + m`` draws equal one run of ``n + m`` draws
+    bit for bit. Works on a run that was interrupted (the draws after its last checkpoint are
+    run again to reach its last draw) and on a DataTree read from a file.
+
+    Parameters
+    ----------
+    idata : xarray.DataTree
+        The result of ``pm.sample(step=...)`` with a pymc_tempering step (ExchangeMC, MALA,
+        ULA, SGLD), or of an earlier ``continue_sampling``.
+    draws : int
+        Draws to add to each chain.
+    model : pymc.Model, optional
+        The model sampled (default: the one in context).
+    step : step method, optional
+        The step to continue with, built with the first run's arguments; needed only when an
+        argument could not be saved (e.g. a step-size function).
+    cores, random_seed, **sample_kwargs
+        Passed to ``pm.sample`` (``tune=0`` and ``chains`` are set here). ``random_seed``
+        does not change the draws: each chain continues its saved random-number stream.
+
+    Returns
+    -------
+    xarray.DataTree
+        ``idata``'s groups with the new draws appended along ``draw``.
+    """
+    model = modelcontext(model)
+    step = resume_step(idata, model=model, step=step)
+    for name in ("tune", "chains", "step"):
+        if name in sample_kwargs:
+            raise ValueError(f"continue_sampling sets `{name}`; do not pass it.")
+    more = pm.sample(
+        draws=draws, tune=0, step=step, chains=len(step._resume_records), cores=cores,
+        random_seed=random_seed, model=model, **sample_kwargs,
+    )  # fmt: skip
+    return concatenate_draws(idata, more)
