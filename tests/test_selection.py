@@ -86,6 +86,28 @@ def test_rows_are_marginal_likelihood_runs_with_name_seeds(reference):
         assert 0 < row.min_swap_accept <= 1 and row.round_trips > 0
 
 
+def test_method_ranks_by_the_estimator_named(reference):
+    """method="bar": each row is the BAR estimate of marginal_likelihood on that model (same
+    seed), within 4 MCSE of exact log Z or warned; the ranking estimator is computed besides TI
+    and SS."""
+    table = run(sm.builders(), method="bar")
+    assert (table.method == "bennett_acceptance_ratio").all()
+    name = "b=1.0"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        direct = marginal_likelihood(
+            sm.lecture_model(1.0), random_seed=model_seed(SEED, name), cores=1,
+            method=("ti", "ss", "bar"), **sm.SETTINGS,
+        )  # fmt: skip
+    bar = direct.sel(estimator="bennett_acceptance_ratio")
+    assert table.loc[name, "log_marginal_likelihood"] == float(bar.log_marginal_likelihood)
+    assert table.loc[name, "ess"] == float(bar.ess)
+    for name, row in table.iterrows():
+        exact = lecture_log_evidence(sm.X_OBS, b=float(name[2:]))
+        assert row.warning or abs(row.log_marginal_likelihood - exact) < 4 * row.mcse, row
+    assert set(table.index) == set(reference.index)
+
+
 def test_seed_depends_on_name_not_order():
     assert model_seed(1, "a") == model_seed(1, "a") != model_seed(1, "b") != model_seed(2, "a")
 
@@ -227,6 +249,12 @@ def test_arguments_are_checked(pool):
         compare_models(sm.builders(), return_idata=True)
     with pytest.raises(TypeError, match="concurrent.futures.Executor"):
         compare_models(sm.builders(), executor="dask")
+    with pytest.raises(ValueError, match="`method` must name evidence estimators"):
+        compare_models(sm.builders(), method="bridge")
+    with pytest.raises(ValueError, match="not both"):
+        compare_models(sm.builders(), method="ti", estimator="ss")
+    with pytest.raises(ValueError, match="must name one estimator"):
+        compare_models(sm.builders(), method=["ti", "ss"])
     np.testing.assert_equal(model_seed(0, ""), model_seed(0, ""))
 
 

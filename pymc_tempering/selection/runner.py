@@ -18,6 +18,7 @@ import pandas as pd
 
 from pymc_tempering.comparison import compare_evidence
 from pymc_tempering.evidence import ESTIMATORS
+from pymc_tempering.evidence_methods import DEFAULT_METHOD, resolve_methods
 from pymc_tempering.selection._progress import ModelProgress
 from pymc_tempering.selection._store import ModelStore, model_key, settings_digest
 from pymc_tempering.selection._worker import ModelTask, _build, model_seed, run_model
@@ -32,7 +33,28 @@ TABLE_COLUMNS = (
 DIAGNOSTICS = ("ess", "min_swap_accept", "round_trips", "wall_time", "error", "from_store", "file")
 
 
-def _check_arguments(models, executor, estimator, settings) -> int:
+def ranking_estimator(method, estimator, settings) -> str:
+    """The full name of the estimator that ranks the models (``method``, or its former name
+    ``estimator``; TI by default), added to ``marginal_likelihood``'s ``method`` in ``settings``
+    when the defaults (TI and SS) do not compute it."""
+    if method is not None and estimator is not None:
+        raise ValueError("Pass `method` (or its former name `estimator`), not both.")
+    name = method if method is not None else estimator
+    argument = "method" if estimator is None else "estimator"
+    if name is not None and not isinstance(name, str):
+        raise ValueError(f"`{argument}` must name one estimator (e.g. 'bar'), got {name!r}.")
+    (full,) = resolve_methods(DEFAULT_METHOD if name is None else name, argument)
+    if "method" in settings:
+        raise ValueError(
+            "`method` names the estimator that ranks the models; compare_models computes it "
+            "with TI and SS. Remove the second `method`."
+        )
+    if full not in ESTIMATORS:
+        settings["method"] = (*ESTIMATORS, full)
+    return full
+
+
+def _check_arguments(models, executor, settings) -> int:
     """Refuse what cannot work; return ``cores`` for pm.sample."""
     if not isinstance(models, dict) or not models:
         raise ValueError(
@@ -42,8 +64,6 @@ def _check_arguments(models, executor, estimator, settings) -> int:
     bad = [name for name in models if not isinstance(name, str)]
     if bad:
         raise ValueError(f"`models` keys must be str names, got {bad!r}.")
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"`estimator` must be one of {ESTIMATORS}, got {estimator!r}.")
     for arg in ("return_idata", "model", "random_seed", "progressbar"):
         if arg in settings:
             raise ValueError(f"`{arg}` is set by compare_models; remove it from the arguments.")
@@ -162,7 +182,7 @@ def _table(outcomes, model_prior, estimator) -> pd.DataFrame:
     failed = [n for n in names if outcomes[n]["result"] is None]
     if ok:
         prior = None if model_prior is None else {n: model_prior[n] for n in ok if n in model_prior}
-        table = compare_evidence(ok, model_prior=prior, estimator=estimator)
+        table = compare_evidence(ok, model_prior=prior, method=estimator)
         table["ess"] = [float(ok[n]["ess"].sel(estimator=estimator)) for n in table.index]
     else:
         table = pd.DataFrame({c: pd.Series(dtype=float) for c in TABLE_COLUMNS})
@@ -190,7 +210,8 @@ def compare_models(
     random_seed=None,
     progressbar=True,
     model_prior=None,
-    estimator="thermodynamic_integration",
+    method=None,
+    estimator=None,
     **marginal_likelihood_kwargs,
 ):
     r"""Estimate the evidence of many models and rank them: one call, any executor, resumable.
@@ -230,8 +251,9 @@ def compare_models(
         elapsed and remaining time.
     model_prior : dict of {str: float}, optional
         Prior model probabilities, as in :func:`compare_evidence`.
-    estimator : {"thermodynamic_integration", "stepping_stone"}, default TI
-        Which estimate ranks the models.
+    method : {"ti", "ss", "bar", "mbar"}, default "ti"
+        Which estimate ranks the models (full names work too; ``estimator=`` is its former
+        name). TI and SS are always computed; "bar" or "mbar" is computed as well when named.
     **marginal_likelihood_kwargs
         ``n_rungs``, ``draws``, ``tune``, ``chains``, ``step_kwargs``, ... of
         :func:`marginal_likelihood` (its defaults otherwise), the same for every model.
@@ -264,7 +286,8 @@ def compare_models(
     ...                                executor=c.get_executor(), store="runs/", random_seed=1)
     """
     settings = dict(marginal_likelihood_kwargs)
-    cores = _check_arguments(models, executor, estimator, settings)
+    estimator = ranking_estimator(method, estimator, settings)
+    cores = _check_arguments(models, executor, settings)
     seed = int(np.random.SeedSequence().entropy) if random_seed is None else int(random_seed)
     store = None if store is None else ModelStore(store)
     tasks, outcomes = _plan(
