@@ -1,0 +1,140 @@
+"""Continuing runs (issue 17): n + m draws equal one run of n + m draws, bit for bit, for every
+sampler, with cores 1 and 2; through a netCDF file; after a real SIGINT."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pymc as pm
+import pytest
+import xarray as xr
+
+import pymc_tempering as pmt
+from pymc_tempering.resume import STATE_STAT, chain_checkpoints, continue_sampling
+from pymc_tempering.resume.codec import decode, encode
+
+QUIET = dict(progressbar=False, compute_convergence_checks=False)
+STEPS = {
+    "exchange": lambda: pmt.ExchangeMC(n_rungs=6),
+    "mala": lambda: pmt.MALA(),
+    "ula": lambda: pmt.ULA(step_size=0.02),
+    "sgld": lambda: pmt.SGLD(step_size=0.01, schedule="constant"),
+}
+
+
+def small_model():
+    with pm.Model() as model:
+        x = pm.Normal("x", 0, 1, shape=2)
+        s = pm.HalfNormal("s", 1)
+        pm.Normal("y", x.sum(), s, observed=np.array([0.3, -0.2, 0.5]))
+    return model
+
+
+def assert_same_run(full, joined):
+    """Every posterior value and every stat but the checkpoint stat, bit for bit."""
+    assert full.posterior.sizes == joined.posterior.sizes
+    for name in full.posterior.data_vars:
+        np.testing.assert_array_equal(joined.posterior[name].values, full.posterior[name].values)
+    for name in full.sample_stats.data_vars:
+        if name != STATE_STAT:
+            a, b = joined.sample_stats[name].values, full.sample_stats[name].values
+            assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+
+
+def test_codec_keeps_every_bit():
+    rng = np.random.default_rng(3)
+    rng.normal(size=5)
+    state = {
+        "floats": np.array([np.nan, -0.0, 1e-308, np.inf]),
+        "f32": np.float32(1.5),
+        "ints": np.arange(-3, 3, dtype=np.int32).reshape(2, 3),
+        "big": 2**130 + 7,
+        "mixed": [None, True, "deo", (1, 2.5)],
+        "rng": rng,
+    }
+    back = decode(encode(state))
+    np.testing.assert_array_equal(back["floats"].view(np.uint64), state["floats"].view(np.uint64))
+    assert back["f32"].dtype == np.float32 and back["ints"].dtype == np.int32
+    assert back["big"] == state["big"] and back["mixed"] == state["mixed"]
+    assert back["rng"].normal() == rng.normal()
+    with pytest.raises(TypeError, match="state\\['bad'\\]"):
+        encode({"bad": lambda: 0})
+
+
+@pytest.mark.parametrize(
+    "sampler, cores",
+    [("exchange", 1), ("exchange", 2), ("mala", 1), ("ula", 1), ("sgld", 1),
+     pytest.param("mala", 2, marks=pytest.mark.slow), pytest.param("ula", 2, marks=pytest.mark.slow),
+     pytest.param("sgld", 2, marks=pytest.mark.slow)],
+)  # fmt: skip
+def test_continued_run_equals_one_long_run(sampler, cores):
+    kw = dict(tune=50, chains=2, cores=cores, random_seed=1, **QUIET)
+    with small_model():
+        full = pm.sample(120, step=STEPS[sampler](), **kw)
+        half = pm.sample(60, step=STEPS[sampler](), **kw)
+        joined = continue_sampling(half, 60, cores=cores, random_seed=99, **QUIET)
+    assert_same_run(full, joined)
+    # the first half is kept as it was, and the continuation did not re-tune
+    np.testing.assert_array_equal(joined.posterior["x"].values[:, :60], half.posterior["x"].values)
+
+
+def test_continue_from_a_netcdf_file_with_the_step_from_the_classmethod(tmp_path):
+    kw = dict(tune=50, chains=2, cores=1, random_seed=4, **QUIET)
+    with small_model() as model:
+        full = pm.sample(100, step=pmt.ExchangeMC(n_rungs=5, explorer="mala"), **kw)
+        first = pm.sample(70, step=pmt.ExchangeMC(n_rungs=5, explorer="mala"), **kw)
+    first.to_netcdf(tmp_path / "run.nc")
+    saved = xr.open_datatree(tmp_path / "run.nc")
+    joined = continue_sampling(saved, 30, model=small_model(), **QUIET)
+    assert_same_run(full, joined)
+    with model:  # the classmethod + pm.sample, as a PyMC user would write it
+        step = pmt.ExchangeMC.resume(saved)
+        more = pm.sample(30, tune=0, step=step, chains=2, cores=1, **QUIET)
+    np.testing.assert_array_equal(more.posterior["x"].values, full.posterior["x"].values[:, 70:])
+    with model, pytest.raises(ValueError, match="tune=0"):
+        pm.sample(5, tune=5, step=pmt.ExchangeMC.resume(saved), chains=2, cores=1, **QUIET)
+
+
+def test_a_run_without_checkpoints_is_refused_by_name():
+    with small_model():
+        idata = pm.sample(20, tune=10, step=pm.Metropolis(), chains=1, random_seed=1, **QUIET)
+        with pytest.raises(ValueError, match="no `sampling_state` stat"):
+            continue_sampling(idata, 10)
+
+
+INTERRUPTED = """
+import os, signal, sys
+import numpy as np, pymc as pm
+import pymc_tempering as pmt
+sys.path.insert(0, {tests!r})
+from test_resume import small_model
+def stop(trace, draw):  # a real SIGINT to this process after 150 post-tuning draws
+    if not draw.tuning and draw.draw_idx == 150 + 30 and draw.chain == 0:
+        os.kill(os.getpid(), signal.SIGINT)
+with small_model():
+    idata = pm.sample(5000, tune=30, step=pmt.ExchangeMC(n_rungs=6), chains={cores}, cores={cores},
+                      random_seed=7, callback=stop, progressbar=False,
+                      compute_convergence_checks=False)
+idata.to_netcdf({path!r})
+"""
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_an_interrupted_run_is_kept_and_continues_as_one_long_run(tmp_path, cores):
+    path = str(tmp_path / "interrupted.nc")
+    code = INTERRUPTED.format(tests=os.path.dirname(__file__), cores=cores, path=path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=True, env=env,
+                   timeout=120, capture_output=True)  # fmt: skip
+    partial = xr.open_datatree(path)
+    n = partial.posterior.sizes["draw"]
+    assert 100 <= n < 5000  # stopped by the signal, draws so far kept
+    assert all(c["replay"] >= 0 for c in chain_checkpoints(partial))
+    joined = continue_sampling(partial, 40, model=small_model(), cores=cores, **QUIET)
+    with small_model():
+        # one chain with cores=1: PyMC samples chains in turn and would run a second one in full
+        full = pm.sample(n + 40, tune=30, step=pmt.ExchangeMC(n_rungs=6), chains=cores,
+                         cores=cores, random_seed=7, **QUIET)  # fmt: skip
+    assert_same_run(full, joined)
