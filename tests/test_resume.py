@@ -66,8 +66,7 @@ def test_codec_keeps_every_bit():
 @pytest.mark.parametrize(
     "sampler, cores",
     [("exchange", 1), ("exchange", 2), ("mala", 1), ("ula", 1), ("sgld", 1),
-     pytest.param("mala", 2, marks=pytest.mark.slow), pytest.param("ula", 2, marks=pytest.mark.slow),
-     pytest.param("sgld", 2, marks=pytest.mark.slow)],
+     *[pytest.param(s, 2, marks=pytest.mark.slow) for s in ("mala", "ula", "sgld")]],
 )  # fmt: skip
 def test_continued_run_equals_one_long_run(sampler, cores):
     kw = dict(tune=50, chains=2, cores=cores, random_seed=1, **QUIET)
