@@ -171,6 +171,11 @@ def test_matrix_scaling_is_checked_and_used():
             MALA(preconditioner="full")
         step = MALA(scaling=cov, preconditioner="dense", step_size=0.5)
     np.testing.assert_allclose(step._chol @ step._chol.T, cov)
+    with model:
+        assert MALA(preconditioner="auto").preconditioner == "dense"  # 4 <= 100 parameters
+    with pm.Model():
+        pm.Normal("x", shape=101)
+        assert MALA(preconditioner="auto").preconditioner == "diag"
 
 
 # -- steps_per_draw="auto" -----------------------------------------------------------------------

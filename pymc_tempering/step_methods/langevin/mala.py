@@ -64,6 +64,7 @@ def _check_scaling(scaling, n_params: int) -> np.ndarray:
     )
 
 
+DENSE_MAX_PARAMS = 100  # preconditioner="auto": dense up to this many parameters
 MAX_AUTO_STEPS = 20  # "auto" steps per draw: at most this many transitions per recorded draw
 
 
@@ -106,12 +107,13 @@ class MALA(LangevinBase):
         (about their posterior variances), or with ``preconditioner="dense"`` a vector or a
         symmetric positive definite matrix (about the posterior covariance). Given: fixed
         (unless ``adapt_scaling=True``). Default: start at ones and adapt.
-    preconditioner : {"diag", "dense"}, default "diag"
+    preconditioner : {"diag", "dense", "auto"}, default "diag"
         ``"dense"``: :math:`M` is a full matrix, learned in the same windows as the geometric
         mean of the draws' covariance and the inverse of the gradients' covariance
         (:func:`pymc_tempering.kernels.dense.dense_preconditioner`); the move is
         :math:`y = x + hM\nabla\log\pi + \sqrt{2h}L\xi` with :math:`M = LL^\top`. It follows
         correlated posteriors that a diagonal :math:`M` cannot, at :math:`O(d^2)` per step.
+        ``"auto"``: dense up to :data:`DENSE_MAX_PARAMS` (100) parameters, else diagonal.
     adapt_step_size, adapt_scaling : bool, optional
         Whether to tune :math:`h` / :math:`M`; default: tune what was not given.
     target_accept : float, default 0.574
@@ -250,8 +252,12 @@ class MALA(LangevinBase):
         )
         n = self.n_params
         self._initial_step_size = n ** (-1.0 / 3.0) if step_size is None else step_size
-        if preconditioner not in ("diag", "dense"):
-            raise ValueError(f"`preconditioner` must be 'diag' or 'dense', got {preconditioner!r}.")
+        if preconditioner not in ("diag", "dense", "auto"):
+            raise ValueError(
+                f"`preconditioner` must be 'diag', 'dense' or 'auto', got {preconditioner!r}."
+            )
+        if preconditioner == "auto":
+            preconditioner = "dense" if n <= DENSE_MAX_PARAMS else "diag"
         self.preconditioner = preconditioner
         self._initial_scaling = np.ones(n) if scaling is None else _check_scaling(scaling, n)
         if self._initial_scaling.ndim == 2 and preconditioner != "dense":
