@@ -77,6 +77,9 @@ def test_continued_run_equals_one_long_run(sampler, cores):
     assert_same_run(full, joined)
     # the first half is kept as it was, and the continuation did not re-tune
     np.testing.assert_array_equal(joined.posterior["x"].values[:, :60], half.posterior["x"].values)
+    if sampler == "exchange":  # evidence reads the whole joined run, as it reads one long run
+        for estimate in (pmt.thermodynamic_integration, pmt.stepping_stone):
+            xr.testing.assert_identical(estimate(joined), estimate(full))
 
 
 def test_continue_from_a_netcdf_file_with_the_step_from_the_classmethod(tmp_path):
