@@ -54,6 +54,9 @@ _LAZY = {
     "wbic_beta": ("pymc_tempering.ladder", "wbic_beta"),
     "wbic_ladder": ("pymc_tempering.ladder", "wbic_ladder"),
     "plot_learning_coefficient": ("pymc_tempering.plots", "plot_learning_coefficient"),
+    "continue_sampling": ("pymc_tempering.resume", "continue_sampling"),
+    "concatenate_draws": ("pymc_tempering.resume", "concatenate_draws"),
+    "resume_step": ("pymc_tempering.resume", "resume_step"),
     "datasets": "pymc_tempering.datasets",
     "exact": "pymc_tempering.exact",
 }

@@ -107,6 +107,8 @@ CASES = [
     Case("mala", MALA, frozen=("step_size", "scaling_min", "scaling_max")),
     Case("mala-steps-3", MALA, {"steps_per_draw": 3},
          frozen=("step_size", "scaling_min", "scaling_max")),
+    Case("mala-dense", MALA, {"preconditioner": "dense", "steps_per_draw": "auto"},
+         frozen=("step_size", "scaling_min", "scaling_max")),
     Case("sgld", SGLD, {"threshold_every": 3}, model=minibatch_model),
     Case("sgld-rmsprop", SGLD, {"preconditioner": "rmsprop", "threshold_every": 3},
          model=minibatch_model, frozen=("injected_noise_var/step_size",)),
