@@ -207,6 +207,9 @@ def relabel_sample_stats(stats: xr.Dataset, ds: xr.Dataset) -> xr.Dataset:
         kept = ds[dim].values  # positions of the rungs that tempering_dataset kept
         values = stats[name].transpose("chain", "draw", _raw_dim(name)).values
         relabelled[name] = (("chain", "draw", dim), values[..., kept])
+    state = _raw_dim("sampling_state")  # the resume checkpoints: bytes, not rungs
+    if state in relabelled.dims:
+        relabelled = relabelled.rename_dims({state: "sampling_state_byte"})
     return relabelled.assign_coords(ds.coords)
 
 

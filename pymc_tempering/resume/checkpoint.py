@@ -109,14 +109,17 @@ class Resumable:
         if hook is not None:
             self._checkpoint, self._checkpoint_draw = hook
 
-    def setup_chain(self, rng, tune: int, draws: int) -> None:
-        super().setup_chain(rng, tune, draws)
+    def _reset_checkpoints(self) -> None:
         self._checkpoint = None  # (draw, payload, next chunk)
         self._checkpoint_draw = 0
         self._resume_pending = None
         self._empty_chunk = np.zeros(HEADER.size + CHUNK_BYTES, dtype=np.uint8)
         self._empty_chunk[: HEADER.size] = np.frombuffer(HEADER.pack(-1, 0, 0, 0), np.uint8)
         self._empty_chunk.flags.writeable = False
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        super().setup_chain(rng, tune, draws)
+        self._reset_checkpoints()
         if self._resume_records is None:
             return
         if tune:
@@ -133,6 +136,8 @@ class Resumable:
         self._resume_pending = self._resume_records[chain]
 
     def step(self, point):
+        if not hasattr(self, "_empty_chunk"):  # stepped without pm.sample's setup_chain
+            self._reset_checkpoints()
         if self._resume_pending is not None:
             point = self._resume(point)
         point, stats = super().step(point)
