@@ -99,6 +99,19 @@ def test_continue_from_a_netcdf_file_with_the_step_from_the_classmethod(tmp_path
         pm.sample(5, tune=5, step=pmt.ExchangeMC.resume(saved), chains=2, cores=1, **QUIET)
 
 
+def test_continuing_with_other_observed_data_is_refused():
+    """The saved state (densities, gradients, tuning) belongs to the data sampled: continuing
+    on a model with other observed data would mix two posteriors, so it is refused."""
+    with small_model():
+        idata = pm.sample(60, tune=30, step=pmt.MALA(), chains=1, random_seed=2, **QUIET)
+    with pm.Model() as changed:  # the same variables, other data
+        x = pm.Normal("x", 0, 1, shape=2)
+        s = pm.HalfNormal("s", 1)
+        pm.Normal("y", x.sum(), s, observed=np.array([9.0, 9.5, 10.0]))
+    with pytest.raises(ValueError, match="observed data differ"):
+        continue_sampling(idata, 10, model=changed, **QUIET)
+
+
 def test_a_run_without_checkpoints_is_refused_by_name():
     with small_model():
         idata = pm.sample(20, tune=10, step=pm.Metropolis(), chains=1, random_seed=1, **QUIET)

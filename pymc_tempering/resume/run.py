@@ -7,6 +7,7 @@ import pymc as pm
 import xarray as xr
 from pymc.model import modelcontext
 
+from pymc_tempering._fingerprint import model_fingerprint, observed_fingerprint
 from pymc_tempering.resume import codec
 from pymc_tempering.resume.checkpoint import CHUNK_BYTES, HEADER, STATE_STAT
 
@@ -70,6 +71,13 @@ def resume_step(idata, *, model=None, step=None, step_class=None, **kwargs):
     model = modelcontext(model)
     records = chain_checkpoints(idata)
     saved = records[0]["step"]
+    sampled, given = observed_fingerprint(idata), model_fingerprint(model)
+    if sampled is not None and sampled != given:
+        raise ValueError(
+            "The model's observed data differ from the run's `observed_data`: the saved state "
+            "(densities, gradients, tuning) belongs to the model that was sampled. Pass that "
+            "model (with the same data) as `model=`, or start a new run for the new data."
+        )
     if step is None:
         cls = step_class or codec._lookup_class(saved["class"])
         args = {**saved["kwargs"], **kwargs}
