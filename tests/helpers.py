@@ -35,6 +35,16 @@ def bimodal_model():
     return exact.two_mode_model()
 
 
+def normal_model():
+    """A small model with a constrained variable (mu ~ N(0, 1), sigma ~ HalfNormal(1), four
+    observations): the step-method checks' model where no exact answer is needed."""
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 1)
+        sigma = pm.HalfNormal("sigma", 1)
+        pm.Normal("y", mu, sigma, observed=[0.3, -0.4, 1.1, 0.2])
+    return model
+
+
 def mode_weight_check(idata):
     """Weight of the (-5,-5) mode at beta = 1: estimate, MCSE, R-hat, and whether it passes.
 

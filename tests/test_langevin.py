@@ -11,6 +11,7 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
+from helpers import normal_model
 from scipy import special, stats
 
 import pymc_tempering.step_methods.langevin.mala as langevin_module
@@ -135,11 +136,7 @@ def test_adaptation_windows_fit_inside_tuning(n_tune):
 # -- MALA's tuning and the step method's own checks ---------------------------------------------
 @pytest.fixture(scope="module")
 def small_model():
-    with pm.Model() as model:
-        mu = pm.Normal("mu", 0, 1)
-        sigma = pm.HalfNormal("sigma", 1)
-        pm.Normal("y", mu, sigma, observed=[0.3, -0.4, 1.1, 0.2])
-    return model
+    return normal_model()
 
 
 def test_steps_per_draw_tunes_over_all_transitions(small_model):

@@ -17,6 +17,7 @@ import numpy as np
 import pymc as pm
 import pytensor
 import pytest
+from helpers import normal_model
 from pymc.step_methods.compound import Competence
 from pymc.util import get_value_vars_from_user_vars
 
@@ -41,12 +42,7 @@ PYMC_NAMES = {"model_logp": "lp"}  # PyMC's DataTree name for a stat, as for NUT
 NOT_RECORDED = ("tune", "warning")  # PyMC splits the warm-up by `tune` and drops `warning`
 
 
-def small_model():
-    with pm.Model() as model:
-        mu = pm.Normal("mu", 0, 1)
-        sigma = pm.HalfNormal("sigma", 1)
-        pm.Normal("y", mu, sigma, observed=[0.3, -0.4, 1.1, 0.2])
-    return model
+small_model = normal_model
 
 
 def minibatch_model():
