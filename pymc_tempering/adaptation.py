@@ -8,7 +8,10 @@ scales and the ladder are frozen.
 Proposal scales (Haario et al. 2001; Andrieu & Thoms 2008): per rung, ``log scaling`` follows a
 Robbins-Monro recursion towards the target acceptance with gain ``(t - t0 + 1) ** -0.6``; at the
 end of doubling windows (50, 100, 200, ... sweeps) in the first 80% of tuning, each parameter's
-scale is set to the rung's shrunk sample standard deviation and the recursion restarts.
+scale is set to the rung's shrunk sample standard deviation and the recursion restarts. With a
+dense proposal (``ScaleTuning.chol`` not None) the windows estimate each rung's full covariance
+instead, and its regularised Cholesky factor ``L_l`` shapes the move ``x + s_l L_l z``
+(:func:`pymc_tempering.kernels.rwm.proposal_cholesky`; Haario et al. 2001 per rung).
 
 Ladder (Syed et al. 2021, Algorithm 4): rounds of doubling length (from ``max(32, T / 64)``
 sweeps) accumulate each pair's swap rejection and each rung's log-likelihood moments; at a
@@ -20,15 +23,18 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pymc_tempering.kernels.dense import DenseMoments, dense_preconditioner
 from pymc_tempering.kernels.fused import Replicas
 from pymc_tempering.kernels.moments import (
     Moments,
+    covariance_init,
+    covariance_update,
     moments_init,
     shrunk_variance,
     variance,
     welford_update,
 )
-from pymc_tempering.kernels.rwm import robbins_monro_scaling
+from pymc_tempering.kernels.rwm import proposal_cholesky, robbins_monro_scaling
 from pymc_tempering.ladder import (
     communication_barrier,
     equal_rejection_ladder,
@@ -40,6 +46,7 @@ __all__ = [
     "ScaleTuning",
     "init_scale_tuning",
     "tune_scales",
+    "dense_factors",
     "LadderRound",
     "LadderUpdate",
     "init_ladder_round",
@@ -66,44 +73,97 @@ class ScaleTuning(NamedTuple):
     window_end: int  # sweep at which the current window ends
     window_len: int
     gain_start: int  # sweep at which the Robbins-Monro gain last restarted
+    # dense proposals: lower Cholesky factor per rung, (n_rungs, n_params, n_params), and then
+    # ``moments.m2`` holds the window's sums of outer products; None: diagonal proposals
+    chol: np.ndarray | None = None
+    # dense proposals learned from gradients too: cross moments of each rung's tempered
+    # log-density gradients in the window (None: from the draws alone)
+    grad_moments: Moments | None = None
 
 
-def init_scale_tuning(n_rungs: int, n_params: int, log_scaling: float) -> ScaleTuning:
+def _window_moments(n_rungs, n_params, dense):
+    return covariance_init((n_rungs, n_params)) if dense else moments_init((n_rungs, n_params))
+
+
+def init_scale_tuning(
+    n_rungs: int, n_params: int, log_scaling: float, dense: bool = False,
+    gradients: bool = False,
+) -> ScaleTuning:  # fmt: skip
+    """Scales before tuning: ``log_scaling`` on every rung, unit per-parameter scales (with
+    ``dense``, identity Cholesky factors; with ``gradients`` too, the dense covariances are
+    learned from the draws and the gradients, see :func:`dense_factors`)."""
+    chol = np.broadcast_to(np.eye(n_params), (n_rungs, n_params, n_params)).copy()
+    grads = covariance_init((n_rungs, n_params)) if dense and gradients else None
     return ScaleTuning(
         np.full(n_rungs, log_scaling),
         np.ones((n_rungs, n_params)),
-        moments_init((n_rungs, n_params)),
+        _window_moments(n_rungs, n_params, dense),
         FIRST_WINDOW,
         FIRST_WINDOW,
         0,
+        chol if dense else None,
+        grads,
     )
 
 
+def dense_factors(moments: Moments, grad_moments: Moments | None) -> np.ndarray:
+    """Each rung's proposal Cholesky factor at a window's end, ``(n_rungs, d, d)``.
+
+    With gradients, the rung's covariance estimate is MALA's dense preconditioner
+    (:func:`pymc_tempering.kernels.dense.dense_preconditioner`): the geometric mean of the
+    draws' covariance and the inverse of the gradients' covariance, exact for a Gaussian rung
+    whatever the window has explored, so a random walk stuck along a long axis still learns
+    it. Rungs where that estimate fails, or without gradients, get the draws' regularised
+    covariance (:func:`pymc_tempering.kernels.rwm.proposal_cholesky`).
+    """
+    chol = proposal_cholesky(moments, VARIANCE_FLOOR)
+    if grad_moments is None:
+        return chol
+    for rung in range(chol.shape[0]):
+        draws = DenseMoments(moments.count, moments.mean[rung], moments.m2[rung])
+        grads = DenseMoments(grad_moments.count, grad_moments.mean[rung], grad_moments.m2[rung])
+        estimate = dense_preconditioner(draws, grads)
+        if estimate is not None:
+            chol[rung] = estimate[1]
+    return chol
+
+
 def tune_scales(tuning: ScaleTuning, sweep: int, accept_prob, x, target_accept: float,
-                tune_sweeps: int, exact_first: bool) -> ScaleTuning:  # fmt: skip
+                tune_sweeps: int, exact_first: bool, grad=None) -> ScaleTuning:  # fmt: skip
     """The scales after tuning sweep number ``sweep`` (0-based) measured ``accept_prob``.
 
     ``x`` (n_rungs, n_params) are the replicas after the sweep; ``exact_first``: rung 0 draws
     exactly from its target and has no scale to tune. At a window's end the per-parameter
     scale becomes the window's shrunk standard deviation and ``log_scaling`` restarts at
-    ``log(2.38 / sqrt(n_params))``.
+    ``log(2.38 / sqrt(n_params))``; with a dense proposal each rung's Cholesky factor becomes
+    that of the window's covariance estimate (:func:`dense_factors`; ``grad``, the tempered
+    log-density gradients at ``x``, feeds it when ``tuning.grad_moments`` is not None).
     """
     gain = (sweep - tuning.gain_start + 1) ** -GAIN_EXPONENT
     if exact_first:
         accept_prob = np.concatenate([[target_accept], accept_prob[1:]])
     log_scaling = robbins_monro_scaling(tuning.log_scaling, accept_prob, target_accept, gain)
-    moments = welford_update(tuning.moments, x)
+    dense = tuning.chol is not None
+    moments = (covariance_update if dense else welford_update)(tuning.moments, x)
+    grads = tuning.grad_moments
+    if grads is not None:
+        grads = covariance_update(grads, grad)
     end = tuning.window_end
     if sweep + 1 != end or end > WINDOW_FRACTION * tune_sweeps:
-        return tuning._replace(log_scaling=log_scaling, moments=moments)
+        return tuning._replace(log_scaling=log_scaling, moments=moments, grad_moments=grads)
     n_rungs, n_params = tuning.param_scale.shape
+    chol = dense_factors(moments, grads) if dense else None
+    if dense:  # the per-parameter scales (discrete moves, stats) from the same estimate
+        moments = Moments(moments.count, moments.mean, np.diagonal(moments.m2, 0, -2, -1))
     return ScaleTuning(
         np.full_like(log_scaling, np.log(2.38 / np.sqrt(n_params))),
         np.sqrt(shrunk_variance(moments, VARIANCE_FLOOR)),
-        moments_init((n_rungs, n_params)),
+        _window_moments(n_rungs, n_params, dense),
         end + 2 * tuning.window_len,
         2 * tuning.window_len,
         sweep + 1,
+        chol,
+        None if grads is None else covariance_init((n_rungs, n_params)),
     )
 
 
@@ -199,9 +259,12 @@ def resize_rungs(betas, old_betas, replicas: Replicas, scales: ScaleTuning):
     r = replicas
     replicas = Replicas(r.x[nearest].copy(), r.aux[nearest].copy(), r.logprior[nearest],
                         r.loglik[nearest], np.arange(n_rungs))  # fmt: skip
+    dense = scales.chol is not None
     scales = scales._replace(
         log_scaling=scales.log_scaling[nearest].copy(),
         param_scale=scales.param_scale[nearest].copy(),
-        moments=moments_init((n_rungs, n_params)),
+        moments=_window_moments(n_rungs, n_params, dense),
+        chol=scales.chol[nearest].copy() if dense else None,
+        grad_moments=None if scales.grad_moments is None else covariance_init((n_rungs, n_params)),
     )
     return replicas, scales

@@ -5,14 +5,23 @@ One rule for every sampler that estimates a proposal scale from its own draws: t
 mean and sum of squared deviations (Welford 1962) as an immutable record, updated by a pure
 function, and the sample variance shrunk towards a floor with weight ``5 / (n + 5)`` as Stan
 does. The arrays may have any shape (``(n_params,)`` for one chain, ``(n_rungs, n_params)`` for
-a ladder of replicas).
+a ladder of replicas). :func:`covariance_update` keeps the running sum of outer products
+instead, per leading index (a covariance per rung), for the dense proposals.
 """
 
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Moments", "moments_init", "welford_update", "variance", "shrunk_variance"]
+__all__ = [
+    "Moments",
+    "moments_init",
+    "welford_update",
+    "variance",
+    "shrunk_variance",
+    "covariance_init",
+    "covariance_update",
+]
 
 
 class Moments(NamedTuple):
@@ -52,3 +61,19 @@ def shrunk_variance(moments: Moments, floor: float) -> np.ndarray:
     """
     n = moments.count
     return (n / (n + 5.0)) * variance(moments) + floor * (5.0 / (n + 5.0))
+
+
+def covariance_init(shape) -> Moments:
+    """Empty cross moments of vectors of ``shape`` ``(..., d)``; ``m2`` is ``(..., d, d)``."""
+    shape = (shape,) if np.isscalar(shape) else tuple(shape)
+    return Moments(0, np.zeros(shape), np.zeros((*shape, shape[-1])))
+
+
+def covariance_update(moments: Moments, x) -> Moments:
+    """Add one draw ``x`` of shape ``(..., d)`` to the running mean and the running sum of outer
+    products of deviations (Welford 1962, the covariance form), per leading index: the sample
+    covariance of each leading index is ``m2 / (count - 1)``."""
+    count = moments.count + 1
+    delta = x - moments.mean
+    mean = moments.mean + delta / count
+    return Moments(count, mean, moments.m2 + delta[..., :, None] * (x - mean)[..., None, :])

@@ -3,6 +3,7 @@
 :func:`metropolis_accept` and :func:`rwm_sweep` are the readable oracles of ExchangeMC's sweep:
 production runs the compiled rules of :mod:`pymc_tempering.kernels.rules` (compared with these
 in ``tests/kernels/``). Welford moments: :mod:`pymc_tempering.kernels.moments`.
+:func:`proposal_cholesky` is the dense proposal's factor per rung (``x' = x + s_l L_l z``).
 
 Every rung ``l`` holds one replica ``x[l]`` and targets ``logprior + betas[l] * loglik``. A sweep
 proposes a move for all rungs at once, so one batched density call serves all of them.
@@ -12,6 +13,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from pymc_tempering.kernels.dense import DenseMoments, _shrunk_covariance
+from pymc_tempering.kernels.moments import Moments, shrunk_variance
+
 __all__ = [
     "admissible",
     "tempered",
@@ -19,6 +23,8 @@ __all__ = [
     "rwm_sweep",
     "optimal_accept",
     "robbins_monro_scaling",
+    "proposal_covariance",
+    "proposal_cholesky",
 ]
 
 
@@ -140,3 +146,36 @@ def optimal_accept(n_params: int) -> float:
 def robbins_monro_scaling(log_scaling, accept_prob, target, gain):
     """Stochastic-approximation update ``log s += gain * (accept - target)`` per rung."""
     return log_scaling + gain * (np.asarray(accept_prob) - target)
+
+
+def proposal_covariance(moments: Moments, floor: float) -> np.ndarray:
+    """Regularised sample covariance per rung from cross moments (``m2`` ``(n_rungs, d, d)``).
+
+    Each rung's covariance is shrunk towards its own diagonal with weight ``d / (n + d)``
+    (:mod:`pymc_tempering.kernels.dense`, as MALA's dense preconditioner), then towards
+    ``floor * I`` with weight ``5 / (n + 5)`` as Stan does: its diagonal is exactly
+    :func:`~pymc_tempering.kernels.moments.shrunk_variance`, the diagonal proposal's variance.
+    """
+    n, d = moments.count, moments.mean.shape[-1]
+    rungs = zip(moments.mean, moments.m2, strict=True)
+    cov = np.stack([_shrunk_covariance(DenseMoments(n, mean, m2)) for mean, m2 in rungs])
+    return (n / (n + 5.0)) * cov + (floor * 5.0 / (n + 5.0)) * np.eye(d)
+
+
+def proposal_cholesky(moments: Moments, floor: float) -> np.ndarray:
+    """Lower Cholesky factors ``(n_rungs, d, d)`` of :func:`proposal_covariance`; a rung whose
+    covariance is not finite and positive definite gets the diagonal factor
+    ``diag(sqrt(shrunk_variance))`` instead (still a valid, symmetric proposal)."""
+    cov = proposal_covariance(moments, floor)
+    diag_m2 = np.diagonal(moments.m2, axis1=-2, axis2=-1)
+    diag_var = shrunk_variance(Moments(moments.count, moments.mean, diag_m2), floor)
+    chol = np.empty_like(cov)
+    for rung, c in enumerate(cov):
+        try:
+            chol[rung] = np.linalg.cholesky(c)
+            ok = np.all(np.isfinite(chol[rung]))
+        except np.linalg.LinAlgError:
+            ok = False
+        if not ok:
+            chol[rung] = np.diag(np.sqrt(diag_var[rung]))
+    return chol

@@ -12,9 +12,10 @@ from pymc.model import modelcontext
 from pymc.step_methods.arraystep import ArrayStepShared
 from pymc.step_methods.compound import Competence
 from pymc.util import get_value_vars_from_user_vars
+from pytensor.gradient import NullTypeGradError
 
 from pymc_tempering import adaptation
-from pymc_tempering.kernels import fused
+from pymc_tempering.kernels import fused, mala_rungs
 from pymc_tempering.kernels.fused import ACCEPT, SWAP
 from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods import exchange_stats
@@ -25,7 +26,9 @@ from pymc_tempering.step_methods._compile import (
 from pymc_tempering.step_methods.discrete import DiscreteMoves, Mixed
 from pymc_tempering.step_methods.exchange_options import (
     check_model,
+    dense_proposal,
     exchange_options,
+    gradient_tuning,
     local_settings,
 )
 from pymc_tempering.step_methods.exchange_state import (
@@ -99,6 +102,13 @@ class ExchangeMC(Resumable, ArrayStepShared):
         The local move on every rung: Gaussian random walk, or Metropolis-adjusted Langevin
         using the batched gradient (one compiled call for all rungs; h-form step, diagonal
         preconditioner from the warm-up, tuned towards acceptance 0.574).
+    proposal : {"diag", "dense", "auto"}, default "diag"
+        The random walk's proposal covariance on each rung, learned during tuning:
+        ``"diag"``, one scale per parameter (the rung's standard deviations); ``"dense"``,
+        the rung's full covariance (its regularised Cholesky factor ``L_l``, proposal
+        ``x + scaling[l] * L_l z``; Haario et al. 2001), which follows correlated posteriors
+        at about ``n_rungs * d**2`` extra flops per sweep; ``"auto"``, dense up to 64
+        continuous parameters. Dense is for ``explorer="rwm"`` only.
     prior_rung : bool, optional
         Where the ladder starts at beta = 0 and the prior can be forward-sampled, the lowest
         rung draws an independent prior sample every sweep instead of a local move (Pigeons'
@@ -116,8 +126,11 @@ class ExchangeMC(Resumable, ArrayStepShared):
     ``scaling[l] * scale[l, j]`` per parameter ``j``. ``scaling`` follows a Robbins-Monro
     recursion towards ``target_accept``; ``scale`` is set to the rung's observed standard
     deviation at the end of doubling windows (50, 100, 200, ... sweeps) in the first 80% of
-    tuning, so parameters whose posterior scales differ by orders of magnitude all move.
-    Everything is frozen after tuning.
+    tuning, so parameters whose posterior scales differ by orders of magnitude all move; with
+    ``proposal="dense"`` the same windows set each rung's proposal covariance to its observed
+    covariance (shrunk towards its diagonal and a small floor, as MALA's dense
+    preconditioner). Everything is frozen after tuning, so the recorded draws come from a
+    fixed Metropolis kernel.
 
     A proposal whose log prior or log-likelihood is NaN or infinite is rejected on every rung,
     including :math:`\beta = 0`.
@@ -142,6 +155,8 @@ class ExchangeMC(Resumable, ArrayStepShared):
     singular learning machines. IEEE Trans. Neural Networks 19(7).
     S. Syed, A. Bouchard-Cote, G. Deligiannidis and A. Doucet (2021), Non-reversible parallel
     tempering: a scalable highly parallel MCMC scheme. JRSS B 84(2).
+    H. Haario, E. Saksman and J. Tamminen (2001), An adaptive Metropolis algorithm. Bernoulli
+    7(2), 223-242.
     """
 
     name = "exchange_mc"
@@ -160,6 +175,7 @@ class ExchangeMC(Resumable, ArrayStepShared):
         adapt_n_rungs: bool = False,
         swap_scheme: str = "deo",
         explorer: str = "rwm",
+        proposal: str = "diag",
         prior_rung: bool | None = None,
         sweeps_per_draw: int = 1,
         target_accept: float | None = None,
@@ -180,14 +196,15 @@ class ExchangeMC(Resumable, ArrayStepShared):
             model, betas=betas, n_rungs=n_rungs, ladder=ladder,
             ladder_objective=ladder_objective, adapt_n_rungs=adapt_n_rungs,
             swap_scheme=swap_scheme, sweeps_per_draw=sweeps_per_draw, init=init,
-            explorer=explorer,
+            explorer=explorer, proposal=proposal,
         )  # fmt: skip
         self.betas = options.betas
         self.adaptive_ladder, self.adapt_n_rungs = options.adaptive_ladder, options.adapt_n_rungs
         self.max_rungs = options.max_rungs
         explorer_class = EXPLORERS[options.explorer]
-        self.density = compile_tempered_density(
-            model, vars, initial_point, compile_kwargs, gradient=explorer_class.needs_gradient
+        grad_tuning = gradient_tuning(options.proposal, options.explorer, vars, initial_point)
+        self.density = self._compile(
+            model, vars, initial_point, compile_kwargs, explorer_class.needs_gradient, grad_tuning
         )
         self._read_discrete = compile_discrete_supports(model, vars, self.density.point_map_info)
         discrete = self._read_discrete()
@@ -202,6 +219,9 @@ class ExchangeMC(Resumable, ArrayStepShared):
             n_discrete=self.discrete_columns.size,
         )  # fmt: skip
         self.prior_rung, self.target_accept = settings.prior_rung, settings.target_accept
+        self.dense = dense_proposal(options.proposal, options.explorer, n_continuous)
+        # a dense random walk learns its covariances from gradients too, while tuning
+        self.grad_tuning = self.dense and self.density.batched_grad is not None and not discrete
         self._initial_log_scaling = settings.initial_log_scaling
         self.ladder_objective = options.ladder_objective
         self.swap_scheme = options.swap_scheme
@@ -212,6 +232,21 @@ class ExchangeMC(Resumable, ArrayStepShared):
         self._reset_chain(tune_draws=0)
         super().__init__(vars, {}, blocked=blocked, rng=rng)
 
+    @staticmethod
+    def _compile(model, vars, initial_point, compile_kwargs, needs_gradient, grad_tuning):
+        """The tempered density, with its gradient where the explorer needs it or the dense
+        proposal can tune with it (not where the model has no gradient)."""
+        if needs_gradient or not grad_tuning:
+            return compile_tempered_density(
+                model, vars, initial_point, compile_kwargs, gradient=needs_gradient
+            )
+        try:
+            return compile_tempered_density(
+                model, vars, initial_point, compile_kwargs, gradient=True
+            )
+        except (NotImplementedError, NullTypeGradError):  # tune from the draws alone
+            return compile_tempered_density(model, vars, initial_point, compile_kwargs)
+
     # -- per-chain state -------------------------------------------------------------------------
     def _reset_chain(self, tune_draws: int):
         n_rungs, n_params = self._initial_betas.size, self.density.n_params
@@ -221,7 +256,10 @@ class ExchangeMC(Resumable, ArrayStepShared):
         self.random = None
         self.sweep = 0
         self.tune_sweeps = tune_draws * self.sweeps_per_draw
-        self.scales = adaptation.init_scale_tuning(n_rungs, n_params, self._initial_log_scaling)
+        self.scales = adaptation.init_scale_tuning(
+            n_rungs, n_params, self._initial_log_scaling, dense=self.dense,
+            gradients=self.grad_tuning,
+        )  # fmt: skip
         self.ladder_tuning = (
             adaptation.init_ladder_round(n_rungs, self.tune_sweeps)
             if self.adaptive_ladder
@@ -335,9 +373,13 @@ class ExchangeMC(Resumable, ArrayStepShared):
 
     # -- tuning: the pure rules of pymc_tempering.adaptation, applied ----------------------------
     def _adapt(self, accept_prob, lower, swap_prob):
+        grad = None
+        if self.scales.grad_moments is not None:  # a dense proposal learning from gradients
+            _, _, grad_prior, grad_lik = self.density.batch_grad(self.replicas.x)
+            grad = mala_rungs.tempered_grad(self.betas, grad_prior, grad_lik)
         self.scales = adaptation.tune_scales(
             self.scales, self.sweep, accept_prob, self.replicas.x, self.target_accept,
-            self.tune_sweeps, self.prior_rung,
+            self.tune_sweeps, self.prior_rung, grad,
         )  # fmt: skip
         if self.ladder_tuning is None:
             return

@@ -20,9 +20,21 @@ from pymc_tempering.step_methods._compile import (
 from pymc_tempering.step_methods.explorers import EXPLORERS
 from pymc_tempering.swap import SWAP_SCHEMES
 
-__all__ = ["ExchangeOptions", "LocalSettings", "check_model", "exchange_options", "local_settings"]
+__all__ = [
+    "ExchangeOptions",
+    "LocalSettings",
+    "check_model",
+    "exchange_options",
+    "local_settings",
+    "dense_proposal",
+    "gradient_tuning",
+]
 
 INITS = ("prior", "jitter")
+PROPOSALS = ("auto", "diag", "dense")
+# proposal="auto" is dense up to this many continuous parameters: a dense sweep costs about
+# n_rungs * d**2 flops more than a diagonal one (benchmarks/bench_exchange.py --correlated)
+DENSE_MAX_PARAMS = 64
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,7 @@ class ExchangeOptions:
     sweeps_per_draw: int
     init: str
     explorer: str
+    proposal: str
 
 
 @dataclass(frozen=True)
@@ -68,7 +81,7 @@ def check_model(model, vars) -> None:
 
 def exchange_options(
     model, *, betas, n_rungs, ladder, ladder_objective, adapt_n_rungs, swap_scheme,
-    sweeps_per_draw, init, explorer,
+    sweeps_per_draw, init, explorer, proposal="diag",
 ) -> ExchangeOptions:  # fmt: skip
     """The ladder and every option that needs no compiled density, checked in this order."""
     betas = make_ladder(betas, n_rungs, ladder)
@@ -94,13 +107,14 @@ def exchange_options(
         raise ValueError(f"`sweeps_per_draw` must be a positive integer, got {sweeps_per_draw!r}.")
     _check_choice("init", init, INITS)
     _check_choice("explorer", explorer, EXPLORERS)
+    _check_proposal(proposal, explorer)
     _check_choice("ladder_objective", ladder_objective, LADDER_OBJECTIVES)
     # chains tune separately and may settle on different numbers of rungs: the per-rung stats
     # keep one length for all of them
     max_rungs = max(2 * betas.size, 64) if adapt_n_rungs else betas.size
     return ExchangeOptions(
         betas, adaptive, bool(adapt_n_rungs), max_rungs, ladder_objective, swap_scheme,
-        int(sweeps_per_draw), init, explorer,
+        int(sweeps_per_draw), init, explorer, proposal,
     )  # fmt: skip
 
 
@@ -127,3 +141,32 @@ def local_settings(
         raise ValueError(f"`scaling` must be a positive finite number, got {scaling}.")
     prior_rung = can_prior if prior_rung is None else bool(prior_rung)
     return LocalSettings(bool(prior_rung), float(target_accept), float(np.log(scaling)))
+
+
+def _check_proposal(proposal, explorer):
+    _check_choice("proposal", proposal, PROPOSALS)
+    if proposal == "dense" and explorer != "rwm":
+        raise ValueError(
+            f"`proposal='dense'` is implemented for explorer='rwm', not explorer={explorer!r}: "
+            "pass explorer='rwm' (the default) or proposal='diag'."
+        )
+
+
+def dense_proposal(proposal: str, explorer: str, n_params: int) -> bool:
+    """Whether the local moves use dense per-rung covariances (``proposal="dense"``, or
+    ``"auto"`` with the random walk and at most ``DENSE_MAX_PARAMS`` continuous parameters)."""
+    if proposal == "auto":
+        return explorer == "rwm" and n_params <= DENSE_MAX_PARAMS
+    return proposal == "dense"
+
+
+def gradient_tuning(proposal: str, explorer: str, vars, initial_point) -> bool:
+    """Whether a dense proposal may learn from gradients (compiled for tuning only): the random
+    walk with ``proposal`` dense (or ``"auto"`` within its size) and only continuous
+    variables."""
+    if explorer != "rwm" or proposal == "diag":
+        return False
+    if any(not str(v.dtype).startswith("float") for v in vars):
+        return False
+    n_params = sum(int(np.size(initial_point[v.name])) for v in vars)
+    return proposal == "dense" or n_params <= DENSE_MAX_PARAMS

@@ -50,7 +50,8 @@ class RandomBlock(NamedTuple):
 
 
 class RandomWalk:
-    """Gaussian random-walk Metropolis on every rung: ``x' = x + scaling[l] * scale[l] * z``."""
+    """Gaussian random-walk Metropolis on every rung: ``x' = x + scaling[l] * scale[l] * z``,
+    or with a dense proposal (``scales.chol`` not None) ``x' = x + scaling[l] * L[l] z``."""
 
     name = "rwm"
     needs_gradient = False
@@ -58,6 +59,7 @@ class RandomWalk:
     def __init__(self, density, fixed=None):
         self.density = density
         self._cache = (None, None, None)  # step scale derived from the current ScaleTuning
+        self._dense_cache = (None, None, None)  # scaled Cholesky factors, likewise
         self._constant = {}
         # columns this explorer leaves alone (discrete variables, moved by their own moves)
         self._moving = None
@@ -84,6 +86,18 @@ class RandomWalk:
         self._cache = (scales.log_scaling, scales.param_scale, step_scale)
         return step_scale
 
+    def _step_chol(self, scales):
+        """``exp(log_scaling)[:, None, None] * chol`` (rows of fixed columns zeroed), cached as
+        :meth:`_step_scale` is."""
+        log_scaling, chol, step_chol = self._dense_cache
+        if log_scaling is scales.log_scaling and chol is scales.chol:
+            return step_chol
+        step_chol = np.exp(scales.log_scaling)[:, None, None] * scales.chol
+        if self._moving is not None:
+            step_chol = step_chol * self._moving[:, None]
+        self._dense_cache = (scales.log_scaling, scales.chol, step_chol)
+        return step_chol
+
     def _no_aux_no_q(self, n_rungs):
         if n_rungs not in self._constant:
             self._constant[n_rungs] = (np.empty((n_rungs, 0)), np.zeros(n_rungs))
@@ -104,7 +118,10 @@ class RandomWalk:
         k = random.pos
         log_u = random.log_u[k]
         draws = SweepDraws(log_u[:n_rungs], pairs(), log_u[n_rungs:])
-        x = replicas.x + self._step_scale(scales) * random.noise[k]
+        if scales.chol is None:
+            x = replicas.x + self._step_scale(scales) * random.noise[k]
+        else:  # a symmetric Gaussian move with covariance scaling**2 L L^T on every rung
+            x = replicas.x + np.matmul(self._step_chol(scales), random.noise[k][:, :, None])[..., 0]
         if exact is not None:
             x[0] = exact
         logprior, loglik = self.density.batch(x)

@@ -1,0 +1,156 @@
+"""ExchangeMC with dense per-rung proposals (``proposal="dense"``): every rung samples its own
+tempered target exactly (a correlated Gaussian whose tempered laws are all closed form, the
+lecture model, the two-mode target), the covariances freeze when tuning ends, and bad
+arguments are refused by name."""
+
+import arviz as az
+import numpy as np
+import pymc as pm
+import pytest
+from helpers import SAMPLE_KWARGS, mode_weight_check, rung_loglik_z, sample_bimodal
+from helpers import seed_lecture_model as lecture_model
+
+from pymc_tempering.step_methods.exchange import ExchangeMC
+
+# a correlated Gaussian: theta ~ N(M0, S0), y_i ~ N(theta, S_LIK), i = 1..3
+M0 = np.array([0.5, -0.5, 0.0])
+S0 = 4.0 * np.eye(3)
+S_LIK = np.array([[1.0, 0.95, 0.9], [0.95, 1.0, 0.95], [0.9, 0.95, 1.0]])
+Y = np.random.default_rng(0).multivariate_normal([1.0, 2.0, 1.5], S_LIK, size=3)
+
+
+def correlated_model():
+    with pm.Model() as model:
+        theta = pm.MvNormal("theta", M0, cov=S0)
+        pm.MvNormal("y", theta, cov=S_LIK, observed=Y)
+    return model
+
+
+def tempered_law(beta):
+    """Mean, covariance and E[loglik] of rung ``beta``: prior N(M0, S0) times the likelihood to
+    the power beta is Gaussian with precision S0^-1 + beta n S_LIK^-1."""
+    n, d = Y.shape
+    lik_prec = np.linalg.inv(S_LIK)
+    cov = np.linalg.inv(np.linalg.inv(S0) + beta * n * lik_prec)
+    mean = cov @ (np.linalg.solve(S0, M0) + beta * lik_prec @ Y.sum(axis=0))
+    resid = Y - mean
+    e_loglik = -0.5 * (
+        n * (d * np.log(2 * np.pi) + np.linalg.slogdet(S_LIK)[1])
+        + np.einsum("ij,jk,ik->", resid, lik_prec, resid)
+        + n * np.trace(lik_prec @ cov)
+    )
+    return mean, cov, e_loglik
+
+
+def sample_correlated(seed=3, draws=1500, tune=1000, **kwargs):
+    with correlated_model():
+        step = ExchangeMC(n_rungs=8, proposal="dense", **kwargs)
+        return pm.sample(draws=draws, tune=tune, chains=2, cores=1, step=step,
+                         random_seed=seed, **SAMPLE_KWARGS)  # fmt: skip
+
+
+def correlated_z(idata):
+    """Largest |estimate - exact| / MCSE over every rung's mean log-likelihood and the
+    beta = 1 rung's means and covariances (with the exact mean subtracted)."""
+    from pymc_tempering import tempering_dataset
+
+    ds = tempering_dataset(idata)
+    z = []
+    for rung, beta in enumerate(ds.beta.values):
+        trace = ds.rung_loglik.sel(rung=rung)
+        z.append(abs(float(trace.mean()) - tempered_law(beta)[2]) / float(az.mcse(trace)))
+    mean, cov, _ = tempered_law(1.0)
+    theta = idata.posterior["theta"]
+    for i in range(3):
+        t = theta.sel(theta_dim_0=i)
+        z.append(abs(float(t.mean()) - mean[i]) / float(az.mcse(t)))
+        for j in range(i + 1):
+            prod = (t - mean[i]) * (theta.sel(theta_dim_0=j) - mean[j])
+            z.append(abs(float(prod.mean()) - cov[i, j]) / float(az.mcse(prod)))
+    return max(z)
+
+
+def test_the_target_is_strongly_correlated():
+    _, cov, _ = tempered_law(1.0)
+    corr = cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
+    assert corr[0, 1] > 0.9 and corr[1, 2] > 0.9
+    # and the closed form agrees with the model's own log-likelihood, averaged by Monte Carlo
+    mean, cov, e_loglik = tempered_law(0.3)
+    draws = np.random.default_rng(1).multivariate_normal(mean, cov, size=2000)
+    with correlated_model() as model:
+        loglik = model.compile_fn(model.datalogp)
+    values = np.array([loglik({"theta": theta}) for theta in draws[:2000]])
+    assert abs(values.mean() - e_loglik) < 4 * values.std() / np.sqrt(values.size)
+
+
+def test_dense_proposal_samples_every_rung_of_a_correlated_gaussian():
+    idata = sample_correlated()
+    assert correlated_z(idata) < 4
+    accept = float(idata.sample_stats.rung_accept.isel(rung_accept_dim_0=slice(1, None)).mean())
+    assert 0.15 < accept < 0.45, accept
+
+
+def test_dense_proposal_mixes_better_than_the_diagonal_one():
+    """The point of it: on the correlated target, the same runs' ESS per draw at beta = 1."""
+    ess = {}
+    for proposal in ("diag", "dense"):
+        with correlated_model():
+            idata = pm.sample(
+                draws=1000, tune=1000, chains=2, cores=1, random_seed=4,
+                step=ExchangeMC(n_rungs=8, proposal=proposal), **SAMPLE_KWARGS,
+            )  # fmt: skip
+        ess[proposal] = float(az.ess(idata, method="bulk")["theta"].min())
+    assert ess["dense"] > 1.5 * ess["diag"], ess
+
+
+def test_dense_proposal_on_the_lecture_model():
+    with lecture_model():
+        idata = pm.sample(
+            draws=1500, tune=1000, chains=2, cores=1, random_seed=8,
+            step=ExchangeMC(n_rungs=10, ladder="power", proposal="dense"), **SAMPLE_KWARGS,
+        )  # fmt: skip
+    assert rung_loglik_z(idata) < 4
+
+
+@pytest.mark.slow
+def test_dense_proposal_on_the_bimodal_target():
+    ok, info = mode_weight_check(sample_bimodal(lambda: ExchangeMC(n_rungs=32, proposal="dense")))
+    assert ok, info
+
+
+def test_covariances_freeze_when_tuning_ends():
+    with correlated_model() as model:
+        step = ExchangeMC(n_rungs=4, proposal="dense")
+    step.setup_chain(np.random.default_rng(0), tune=100, draws=200)
+    point = model.initial_point()
+    for _ in range(100):  # the first window ends at sweep 50
+        point, _ = step.step(point)
+    tuned = step.scales
+    assert not np.allclose(tuned.chol, np.eye(3))  # learned
+    step.stop_tuning()
+    for _ in range(200):
+        point, _ = step.step(point)
+    assert step.scales is tuned  # nothing adapts any more
+
+
+def test_auto_is_dense_for_small_random_walk_models_only():
+    with correlated_model():
+        assert ExchangeMC(n_rungs=4, proposal="auto").dense
+        assert not ExchangeMC(n_rungs=4).dense  # the default: diagonal
+        assert not ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").dense
+    with pm.Model():
+        x = pm.Normal("x", 0, 1, shape=70)
+        pm.Normal("y", x, 1, observed=np.zeros(70))
+        assert not ExchangeMC(n_rungs=4, proposal="auto").dense
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"proposal": "full"}, "`proposal`"),
+        ({"proposal": "dense", "explorer": "mala"}, "proposal='diag'"),
+    ],
+)
+def test_bad_proposal_arguments_are_refused_by_name(kwargs, match):
+    with correlated_model(), pytest.raises(ValueError, match=match):
+        ExchangeMC(n_rungs=4, **kwargs)
