@@ -25,6 +25,7 @@ __all__ = [
     "robbins_monro_scaling",
     "proposal_covariance",
     "proposal_cholesky",
+    "dense_step",
 ]
 
 
@@ -179,3 +180,10 @@ def proposal_cholesky(moments: Moments, floor: float) -> np.ndarray:
         if not ok:
             chol[rung] = np.diag(np.sqrt(diag_var[rung]))
     return chol
+
+
+def dense_step(step_chol: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """The dense random walk's displacement per rung, ``step_chol[l] @ noise[l]``: with
+    ``step_chol = scaling[l] * L[l]`` and standard normal ``noise`` (n_rungs, d), a Gaussian
+    of covariance ``scaling[l]**2 L[l] L[l]^T``, symmetric in the two states."""
+    return np.matmul(step_chol, noise[:, :, None])[..., 0]

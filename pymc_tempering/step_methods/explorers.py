@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pymc_tempering.kernels import mala_rungs
+from pymc_tempering.kernels import mala_rungs, rwm
 from pymc_tempering.kernels.fused import Proposal, SweepDraws
 from pymc_tempering.kernels.langevin import langevin_proposal
 from pymc_tempering.kernels.rwm import optimal_accept
@@ -121,7 +121,7 @@ class RandomWalk:
         if scales.chol is None:
             x = replicas.x + self._step_scale(scales) * random.noise[k]
         else:  # a symmetric Gaussian move with covariance scaling**2 L L^T on every rung
-            x = replicas.x + np.matmul(self._step_chol(scales), random.noise[k][:, :, None])[..., 0]
+            x = replicas.x + rwm.dense_step(self._step_chol(scales), random.noise[k])
         if exact is not None:
             x[0] = exact
         logprior, loglik = self.density.batch(x)

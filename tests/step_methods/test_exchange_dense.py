@@ -10,6 +10,8 @@ import pytest
 from helpers import SAMPLE_KWARGS, mode_weight_check, rung_loglik_z, sample_bimodal
 from helpers import seed_lecture_model as lecture_model
 
+from pymc_tempering.kernels import rwm
+from pymc_tempering.step_methods import explorers
 from pymc_tempering.step_methods.exchange import ExchangeMC
 
 # a correlated Gaussian: theta ~ N(M0, S0), y_i ~ N(theta, S_LIK), i = 1..3
@@ -49,16 +51,19 @@ def sample_correlated(seed=3, draws=1500, tune=1000, **kwargs):
                          random_seed=seed, **SAMPLE_KWARGS)  # fmt: skip
 
 
-def correlated_z(idata):
-    """Largest |estimate - exact| / MCSE over every rung's mean log-likelihood and the
-    beta = 1 rung's means and covariances (with the exact mean subtracted)."""
+def correlated_check(idata):
+    """``(z, rhat)``: the largest |estimate - exact| / MCSE over every rung's mean
+    log-likelihood and the beta = 1 rung's means and covariances (exact mean subtracted), and
+    the largest R-hat of a rung's log-likelihood (a rung that drifts away has a huge MCSE too,
+    which would hide it from the z alone)."""
     from pymc_tempering import tempering_dataset
 
     ds = tempering_dataset(idata)
-    z = []
+    z, rhat = [], []
     for rung, beta in enumerate(ds.beta.values):
         trace = ds.rung_loglik.sel(rung=rung)
         z.append(abs(float(trace.mean()) - tempered_law(beta)[2]) / float(az.mcse(trace)))
+        rhat.append(float(az.rhat(trace)))
     mean, cov, _ = tempered_law(1.0)
     theta = idata.posterior["theta"]
     for i in range(3):
@@ -67,7 +72,7 @@ def correlated_z(idata):
         for j in range(i + 1):
             prod = (t - mean[i]) * (theta.sel(theta_dim_0=j) - mean[j])
             z.append(abs(float(prod.mean()) - cov[i, j]) / float(az.mcse(prod)))
-    return max(z)
+    return max(z), max(rhat)
 
 
 def test_the_target_is_strongly_correlated():
@@ -85,9 +90,24 @@ def test_the_target_is_strongly_correlated():
 
 def test_dense_proposal_samples_every_rung_of_a_correlated_gaussian():
     idata = sample_correlated()
-    assert correlated_z(idata) < 4
+    z, rhat = correlated_check(idata)
+    assert z < 4 and rhat < 1.05, (z, rhat)
     accept = float(idata.sample_stats.rung_accept.isel(rung_accept_dim_0=slice(1, None)).mean())
     assert 0.15 < accept < 0.45, accept
+
+
+def test_a_dense_move_that_reuses_its_noise_fails(monkeypatch):
+    """A broken dense move in the path production runs (the first sweep's normals used again
+    and again) must fail the exact-law check."""
+    real, first = rwm.dense_step, []
+
+    def stale(step_chol, noise):
+        first.append(noise.copy()) if not first else None
+        return real(step_chol, first[0])
+
+    monkeypatch.setattr(explorers.rwm, "dense_step", stale)
+    z, rhat = correlated_check(sample_correlated(draws=500, tune=500))
+    assert z > 4 or rhat > 1.05, (z, rhat)
 
 
 def test_dense_proposal_mixes_better_than_the_diagonal_one():
