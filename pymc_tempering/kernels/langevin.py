@@ -11,6 +11,7 @@ convention writes :math:`x' = x + (\epsilon^2/2) \nabla \log \pi + \epsilon \xi`
 :math:`\epsilon^2 = 2h`.
 """
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -119,7 +120,7 @@ def dual_average_update(
     count = state.count
     w = 1.0 / (count + t0)
     hbar = (1.0 - w) * state.hbar + w * (target - accept_prob)
-    log_step = state.mu - hbar * np.sqrt(count) / gamma
+    log_step = state.mu - hbar * math.sqrt(count) / gamma  # math: Python floats, ~4x faster
     eta = count**-k
     log_step_bar = eta * log_step + (1.0 - eta) * state.log_step_bar
     return DualAverageState(float(log_step), float(log_step_bar), float(hbar), count + 1, state.mu)

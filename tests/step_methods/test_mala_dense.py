@@ -1,8 +1,10 @@
-"""MALA with a dense preconditioner: the whitened Hastings ratio against a hand computation, the
-learned matrix against the exact covariance, exact moments of a correlated Gaussian and of a
-conjugate regression with collinear predictors (|mean - truth| < 4 MCSE, variances too), a
-planted bug (the Cholesky factor transposed in the ratio) that fails the same check, and the
-dense matrix carried by the sampling state."""
+"""MALA with a dense preconditioner, the default up to 100 parameters: the whitened Hastings
+ratio against a hand computation, the learned matrix against the exact covariance, exact moments
+of a correlated Gaussian and of a conjugate regression with collinear predictors sampled with
+``MALA()`` as typed (|mean - truth| < 4 MCSE, variances too), planted bugs (the Cholesky factor
+transposed in the ratio, the sign of the Hastings correction flipped) that fail the same check,
+the transitions per draw that "auto" chooses counted exactly, and the dense matrix carried by
+the sampling state."""
 
 import arviz as az
 import numpy as np
@@ -20,6 +22,7 @@ from pymc_tempering.kernels.dense import (
     spd_geometric_mean,
 )
 from pymc_tempering.kernels.langevin import mala_log_accept_ratio
+from pymc_tempering.step_methods.langevin import tuning
 from pymc_tempering.step_methods.langevin.mala import MALA
 
 SAMPLE = {"progressbar": False, "compute_convergence_checks": False}
@@ -106,9 +109,10 @@ def dense_check(target, seed=3, draws=1500):
     """Max |z| of the means and of the variances of every coordinate, with the acceptance."""
     model, mean, cov = target()
     with model:
+        step = MALA(compile_kwargs=FAST)  # the defaults: dense, transitions per draw "auto"
+        assert step.preconditioner == "dense" and step.steps_per_draw == "auto"
         idata = pm.sample(
-            step=MALA(preconditioner="dense", compile_kwargs=FAST),
-            draws=draws, tune=1000, chains=2, cores=1, random_seed=seed, **SAMPLE,
+            step=step, draws=draws, tune=1000, chains=2, cores=1, random_seed=seed, **SAMPLE,
         )  # fmt: skip
     x = idata["posterior"]["x"].values
     z_mean = (x.mean((0, 1)) - mean) / az.mcse(x)
@@ -127,6 +131,18 @@ def test_dense_mala_matches_exact_moments(target):
     max_z, accept = dense_check(target)
     assert max_z < 4, max_z
     assert 0.45 < accept < 0.7, accept
+
+
+@pytest.mark.parametrize("target", [gaussian_target, regression_posterior])
+def test_flipped_hastings_correction_fails_the_same_check(monkeypatch, target):
+    def flipped(logp_x, logp_y, noise, step, grad_y, chol, step_size):
+        back = step + step_size * grad_y.dot(chol)
+        quad = back.dot(back) - 2.0 * step_size * noise.dot(noise)  # planted bug: sign
+        return float(logp_y - logp_x + quad / (4.0 * step_size))
+
+    monkeypatch.setattr(mala_module, "dense_log_accept_ratio", flipped)
+    max_z, _ = dense_check(target)
+    assert max_z > 4, max_z
 
 
 @pytest.mark.parametrize("target", [gaussian_target, regression_posterior])
@@ -164,29 +180,46 @@ def test_matrix_scaling_is_checked_and_used():
     model, mean, cov = gaussian_target()
     with model:
         with pytest.raises(ValueError, match="preconditioner='dense'"):
-            MALA(scaling=cov)
+            MALA(scaling=cov, preconditioner="diag")
         with pytest.raises(ValueError, match="symmetric positive definite"):
             MALA(scaling=-cov, preconditioner="dense")
         with pytest.raises(ValueError, match="`preconditioner`"):
             MALA(preconditioner="full")
-        step = MALA(scaling=cov, preconditioner="dense", step_size=0.5)
+        step = MALA(scaling=cov, step_size=0.5)  # a matrix: dense under "auto"
+    assert step.preconditioner == "dense" and not step.adapt_scaling
     np.testing.assert_allclose(step._chol @ step._chol.T, cov)
     with model:
-        assert MALA(preconditioner="auto").preconditioner == "dense"  # 4 <= 100 parameters
+        assert MALA().preconditioner == "dense"  # "auto": learned, 4 <= 100 parameters
+        assert MALA(scaling=np.diag(cov)).preconditioner == "diag"  # a fixed diagonal M
+        assert MALA(scaling=np.diag(cov), adapt_scaling=True).preconditioner == "dense"
     with pm.Model():
         pm.Normal("x", shape=101)
-        assert MALA(preconditioner="auto").preconditioner == "diag"
+        assert MALA().preconditioner == "diag"
 
 
 # -- steps_per_draw="auto" -----------------------------------------------------------------------
 def test_auto_steps_per_draw_follows_the_tuned_step_size():
     model, _, _ = gaussian_target()
+    with model:  # a high target acceptance: a small step, so more transitions than tuning's 2
+        step = MALA(target_accept=0.9, compile_kwargs=FAST)
+    assert step.steps_per_draw == "auto"  # the default
+    step.setup_chain(np.random.default_rng(1), tune=200, draws=30)
+    # tuning runs ceil(4 ** (1/3)) = 2 transitions per draw: its windows count transitions
+    assert step.draw_steps == 2 and step.windows == tuning.tuning_windows(400, True)
     with model:
-        step = MALA(steps_per_draw="auto", preconditioner="dense", compile_kwargs=FAST)
         pm.sample(step=step, draws=30, tune=200, chains=1, random_seed=1, **SAMPLE)
-    expected = min(max(int(np.ceil(1 / (0.574 * step.step_size))), 1), 20)
+    assert step.windows == []  # every window closed during tuning
+    assert step.step_size == tuning.averaged_step_size(step.dual_average)  # frozen at h-bar
+    expected = min(max(int(np.ceil(1 / (0.9 * step.step_size))), 1), 20)
+    assert expected != 2  # so that a chain that kept tuning's count would fail below
     assert step.draw_steps == expected
-    # tuning ran ceil(4 ** (1/3)) = 2 transitions per draw, then `expected` per draw
+    # then `expected` per recorded draw
     assert step.iteration == 200 * 2 + 30 * expected
     with model, pytest.raises(ValueError, match="`steps_per_draw`"):
         MALA(steps_per_draw="fast")
+    with model:  # a step size given: one transition per draw, tuning or not
+        fixed = MALA(step_size=0.01, compile_kwargs=FAST)
+    fixed.setup_chain(np.random.default_rng(1), tune=10, draws=5)
+    assert fixed.draw_steps == 1
+    fixed.stop_tuning()
+    assert fixed.draw_steps == 1

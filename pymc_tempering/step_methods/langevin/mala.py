@@ -11,7 +11,7 @@ from pymc.stats.convergence import SamplerWarning
 from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 
-from pymc_tempering.kernels.dense import dense_log_accept_ratio, dense_moments_init
+from pymc_tempering.kernels.dense import dense_log_accept_ratio
 from pymc_tempering.kernels.langevin import mala_log_accept_ratio
 from pymc_tempering.kernels.moments import moments_init
 from pymc_tempering.step_methods._progress import progress_columns
@@ -68,6 +68,28 @@ DENSE_MAX_PARAMS = 100  # preconditioner="auto": dense up to this many parameter
 MAX_AUTO_STEPS = 20  # "auto" steps per draw: at most this many transitions per recorded draw
 
 
+def _resolve_preconditioner(preconditioner: str, scaling: np.ndarray, adapt_scaling: bool) -> str:
+    """``"diag"`` or ``"dense"``: ``"auto"`` learns a dense matrix up to
+    :data:`DENSE_MAX_PARAMS` parameters, and keeps a matrix or a fixed vector ``scaling`` as
+    given (a fixed vector is a diagonal M)."""
+    if preconditioner not in ("diag", "dense", "auto"):
+        raise ValueError(
+            f"`preconditioner` must be 'diag', 'dense' or 'auto', got {preconditioner!r}."
+        )
+    if scaling.ndim == 2 and preconditioner == "diag":
+        raise ValueError(
+            "A matrix `scaling` is a dense preconditioner: pass preconditioner='dense' (or "
+            "'auto'), or a vector for the diagonal one."
+        )
+    if preconditioner != "auto":
+        return preconditioner
+    if scaling.ndim == 2:
+        return "dense"
+    if not adapt_scaling:
+        return "diag"
+    return "dense" if scaling.size <= DENSE_MAX_PARAMS else "diag"
+
+
 def _check_steps_per_draw(steps_per_draw):
     """``"auto"`` or a positive int, else a ValueError naming the argument."""
     if isinstance(steps_per_draw, str) and steps_per_draw == "auto":
@@ -107,13 +129,15 @@ class MALA(LangevinBase):
         (about their posterior variances), or with ``preconditioner="dense"`` a vector or a
         symmetric positive definite matrix (about the posterior covariance). Given: fixed
         (unless ``adapt_scaling=True``). Default: start at ones and adapt.
-    preconditioner : {"diag", "dense", "auto"}, default "diag"
+    preconditioner : {"auto", "diag", "dense"}, default "auto"
         ``"dense"``: :math:`M` is a full matrix, learned in the same windows as the geometric
         mean of the draws' covariance and the inverse of the gradients' covariance
         (:func:`pymc_tempering.kernels.dense.dense_preconditioner`); the move is
         :math:`y = x + hM\nabla\log\pi + \sqrt{2h}L\xi` with :math:`M = LL^\top`. It follows
         correlated posteriors that a diagonal :math:`M` cannot, at :math:`O(d^2)` per step.
-        ``"auto"``: dense up to :data:`DENSE_MAX_PARAMS` (100) parameters, else diagonal.
+        ``"auto"``: a learned :math:`M` is dense up to :data:`DENSE_MAX_PARAMS` (100)
+        parameters, else diagonal; a given matrix ``scaling`` is dense, a given vector that is
+        not tuned (``adapt_scaling`` False) diagonal.
     adapt_step_size, adapt_scaling : bool, optional
         Whether to tune :math:`h` / :math:`M`; default: tune what was not given.
     target_accept : float, default 0.574
@@ -135,7 +159,7 @@ class MALA(LangevinBase):
         :func:`pymc_tempering.local_learning_coefficient`). ``model_logp`` includes it.
     localization_center : dict, optional
         :math:`w^*` as ``{value variable name: array}``; required with ``localization``.
-    steps_per_draw : int or "auto", default 1
+    steps_per_draw : int or "auto", default "auto"
         MALA transitions per recorded draw. PyMC's sampling loop costs tens of microseconds per
         draw, as much as a MALA step on a small model; several steps per draw spread that cost
         (the recorded chain is the MALA chain thinned by ``steps_per_draw``). ``"auto"``:
@@ -143,7 +167,8 @@ class MALA(LangevinBase):
         :math:`\lceil 1 / (\text{target\_accept} \cdot h) \rceil` (at most 20) per draw, about
         the number of transitions a well-preconditioned chain needs to forget its position
         (the diffusion moves time :math:`h` per accepted step); a function of the seed only,
-        so the same seed gives the same draws.
+        so the same seed gives the same draws. With a fixed ``step_size`` (not tuned), one
+        transition per draw: the step size given sets how far each draw moves.
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's step methods.
 
@@ -221,8 +246,8 @@ class MALA(LangevinBase):
         t0: float = 10.0,
         beta: float = 1.0,
         Emax: float = 1000.0,
-        steps_per_draw: int | str = 1,
-        preconditioner: str = "diag",
+        steps_per_draw: int | str = "auto",
+        preconditioner: str = "auto",
         localization: float | None = None,
         localization_center: dict | None = None,
         model=None,
@@ -252,22 +277,14 @@ class MALA(LangevinBase):
         )
         n = self.n_params
         self._initial_step_size = n ** (-1.0 / 3.0) if step_size is None else step_size
-        if preconditioner not in ("diag", "dense", "auto"):
-            raise ValueError(
-                f"`preconditioner` must be 'diag', 'dense' or 'auto', got {preconditioner!r}."
-            )
-        if preconditioner == "auto":
-            preconditioner = "dense" if n <= DENSE_MAX_PARAMS else "diag"
-        self.preconditioner = preconditioner
         self._initial_scaling = np.ones(n) if scaling is None else _check_scaling(scaling, n)
-        if self._initial_scaling.ndim == 2 and preconditioner != "dense":
-            raise ValueError(
-                "A matrix `scaling` is a dense preconditioner: pass preconditioner='dense'."
-            )
-        if preconditioner == "dense" and self._initial_scaling.ndim == 1:
-            self._initial_scaling = np.diag(self._initial_scaling)
         self.adapt_step_size = step_size is None if adapt_step_size is None else adapt_step_size
         self.adapt_scaling = scaling is None if adapt_scaling is None else adapt_scaling
+        self.preconditioner = _resolve_preconditioner(
+            preconditioner, self._initial_scaling, self.adapt_scaling
+        )
+        if self.preconditioner == "dense" and self._initial_scaling.ndim == 1:
+            self._initial_scaling = np.diag(self._initial_scaling)
         self.target_accept = float(target_accept)
         self._dual_average_args = (float(gamma), float(k), float(t0))
         self.tune = True
@@ -283,7 +300,7 @@ class MALA(LangevinBase):
         self._set_scaling(self._initial_scaling.copy())
         self.dual_average = tuning.start_step_size(self.step_size)
         if self.preconditioner == "dense":
-            self.moments = self.grad_moments = dense_moments_init(self.n_params)
+            self.moments, self.grad_moments = tuning.dense_window_init(self.n_params), None
         else:
             self.moments = self.grad_moments = moments_init(self.n_params)
         self.draw_steps = self._tuning_draw_steps() if self.n_tune else self._sampling_draw_steps()
@@ -310,11 +327,15 @@ class MALA(LangevinBase):
     def _tuning_draw_steps(self) -> int:
         if self.steps_per_draw != "auto":
             return self.steps_per_draw
+        if not self.adapt_step_size:  # the user's step size: the user's transitions
+            return 1
         return math.ceil(self.n_params ** (1.0 / 3.0) - 1e-9)
 
     def _sampling_draw_steps(self) -> int:
         if self.steps_per_draw != "auto":
             return self.steps_per_draw
+        if not self.adapt_step_size:
+            return 1
         steps = math.ceil(1.0 / (self.target_accept * self.step_size))
         return int(min(max(steps, 1), MAX_AUTO_STEPS))
 
@@ -333,13 +354,14 @@ class MALA(LangevinBase):
         x, logp, grad = self._current(q0)
         accept_sum = accepted_sum = 0.0
         diverging, warning = False, None
-        for _ in range(self.draw_steps):
-            h = self.step_size
-            x, logp, grad, accept, accepted, step_warning = self._mala_step(x, logp, grad)
-            accept_sum += accept
-            accepted_sum += accepted
-            if step_warning is not None:
-                diverging, warning = True, step_warning
+        with np.errstate(over="ignore", invalid="ignore"):
+            for _ in range(self.draw_steps):
+                h = self.step_size
+                x, logp, grad, accept, accepted, step_warning = self._mala_step(x, logp, grad)
+                accept_sum += accept
+                accepted_sum += accepted
+                if step_warning is not None:
+                    diverging, warning = True, step_warning
         self._x, self._logp, self._grad = x, logp, grad
         n = self.draw_steps
         stats = {
@@ -362,19 +384,24 @@ class MALA(LangevinBase):
         return RaveledVars(x, q0.point_map_info), [stats]
 
     def _mala_step(self, x, logp, grad):
-        """One MALA transition (and its tuning update) from ``x`` with known logp and grad."""
-        h, m = self.step_size, self.scaling
-        log_alpha = -math.inf
-        with np.errstate(over="ignore", invalid="ignore"):
-            if self._chol is None:
-                y, logp_y, grad_y, finite = self._propose(x, grad, h, m)
-                if finite:
-                    log_alpha = mala_log_accept_ratio(x, y, logp, logp_y, grad, grad_y, h, m)
-            else:
-                y, logp_y, grad_y, finite, log_alpha = self._dense_propose(x, logp, grad, h)
+        """One MALA transition (and its tuning update) from ``x`` with known logp and grad.
+
+        Call inside ``np.errstate(over="ignore", invalid="ignore")`` (as ``astep`` does): a
+        huge gradient may overflow, and the proposal is then rejected as not finite.
+        """
+        h = self.step_size
+        if self._chol is None:
+            log_alpha = -math.inf
+            y, logp_y, grad_y, finite = self._propose(x, grad, h, self.scaling)
             if finite:
+                log_alpha = mala_log_accept_ratio(x, y, logp, logp_y, grad, grad_y, h, self.scaling)
                 if log_alpha != log_alpha:  # NaN
                     log_alpha = -math.inf
+        else:
+            y, logp_y, grad_y, log_alpha = self._dense_propose(x, logp, grad, h)
+            finite = math.isfinite(log_alpha)
+            if not finite:
+                log_alpha = -math.inf
         log_u = math.log(self.rng.uniform())
         accept = math.exp(min(log_alpha, 0.0))
         accepted = log_u < log_alpha
@@ -394,20 +421,19 @@ class MALA(LangevinBase):
         return x, logp, grad, accept, accepted, warning
 
     def _dense_propose(self, x, logp, grad, h):
-        """The dense move ``y = x + L u``, ``u = h L^T grad + sqrt(2h) xi``, evaluated; and its
-        log Hastings ratio (:func:`~pymc_tempering.kernels.dense.dense_log_accept_ratio`)."""
+        """The dense move ``y = x + L u``, ``u = h L^T grad + sqrt(2h) xi``, evaluated, and its
+        log Hastings ratio (:func:`~pymc_tempering.kernels.dense.dense_log_accept_ratio`): not
+        finite (rejected) where ``y``, its log density or its gradient is not finite, since a
+        non-finite gradient makes the backward residual non-finite."""
         chol = self._chol
         noise = self.rng.standard_normal(x.size)
-        step = h * (grad @ chol) + np.sqrt(2.0 * h) * noise
-        y = x + chol @ step
-        if not np.isfinite(y).all():
-            return y, -np.inf, np.full_like(y, np.nan), False, -math.inf
+        # ndarray.dot, not @: on vectors of tens of entries matmul's dispatch costs 1-2 us more
+        step = h * grad.dot(chol) + math.sqrt(2.0 * h) * noise
+        y = x + chol.dot(step)
+        if not math.isfinite(y.sum()):  # overflowed: do not evaluate the density there
+            return y, -math.inf, None, -math.inf
         logp_y, grad_y = self._logp_grad(y)
-        finite = bool(np.isfinite(logp_y) and np.isfinite(grad_y).all())
-        if not finite:
-            return y, logp_y, grad_y, False, -math.inf
-        log_alpha = dense_log_accept_ratio(logp, logp_y, noise, step, grad_y, chol, h)
-        return y, logp_y, grad_y, True, log_alpha
+        return y, logp_y, grad_y, dense_log_accept_ratio(logp, logp_y, noise, step, grad_y, chol, h)
 
     def _adapt(self, accept: float, x: np.ndarray, grad: np.ndarray):
         """One tuning update (:mod:`~pymc_tempering.step_methods.langevin.tuning`)."""
