@@ -25,6 +25,7 @@ from pymc_tempering.step_methods._compile import (
 )
 from pymc_tempering.step_methods.discrete import DiscreteMoves, Mixed
 from pymc_tempering.step_methods.exchange_options import (
+    check_compile_kwargs,
     check_model,
     dense_proposal,
     exchange_options,
@@ -118,7 +119,9 @@ class ExchangeMC(Resumable, ArrayStepShared):
         model can be forward-sampled (as the seed paper does), else the initial point plus
         U(-1, 1) jitter in the transformed space.
     model, rng, initial_point, compile_kwargs, blocked
-        As for PyMC's step methods.
+        As for PyMC's step methods. ``compile_kwargs["mode"]`` must be a NumPy backend
+        (``"NUMBA"``, ``"C"``, ``"FAST_COMPILE"``, PyTensor's default, or a ``Mode`` with
+        such a linker): the batched density feeds compiled NumPy kernels.
 
     Notes
     -----
@@ -192,6 +195,7 @@ class ExchangeMC(Resumable, ArrayStepShared):
             initial_point = model.initial_point()
         vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
         check_model(model, vars)
+        check_compile_kwargs(compile_kwargs)
         options = exchange_options(
             model, betas=betas, n_rungs=n_rungs, ladder=ladder,
             ladder_objective=ladder_objective, adapt_n_rungs=adapt_n_rungs,

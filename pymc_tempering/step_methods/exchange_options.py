@@ -8,6 +8,7 @@ and the explorer's default acceptance rate. Each error names the argument and th
 from dataclasses import dataclass
 
 import numpy as np
+from pytensor.compile.mode import get_mode
 
 from pymc_tempering.adaptation import LADDER_OBJECTIVES
 from pymc_tempering.ladder import make_ladder
@@ -28,9 +29,13 @@ __all__ = [
     "local_settings",
     "dense_proposal",
     "gradient_tuning",
+    "check_compile_kwargs",
 ]
 
 INITS = ("prior", "jitter")
+# PyTensor linkers whose outputs are not NumPy arrays (or that cannot run the batched graph):
+# the sweep's compiled NumPy kernels need NumPy, written in place
+FOREIGN_LINKERS = ("JAXLinker", "PytorchLinker", "MLXLinker", "_DummyLinker")
 PROPOSALS = ("auto", "diag", "dense")
 # proposal="auto" is dense up to this many continuous parameters: a dense sweep costs about
 # n_rungs * d**2 flops more than a diagonal one (benchmarks/bench_exchange.py --correlated)
@@ -170,3 +175,27 @@ def gradient_tuning(proposal: str, explorer: str, vars, initial_point) -> bool:
         return False
     n_params = sum(int(np.size(initial_point[v.name])) for v in vars)
     return proposal == "dense" or n_params <= DENSE_MAX_PARAMS
+
+
+def check_compile_kwargs(compile_kwargs, sampler: str = "ExchangeMC") -> None:
+    """Refuse a ``compile_kwargs["mode"]`` the batched density cannot run in: an unknown name,
+    or a backend (JAX, PyTorch, MLX, DebugMode) whose outputs are not NumPy arrays."""
+    mode = (compile_kwargs or {}).get("mode")
+    if mode is None:
+        return
+    fix = (
+        "Pass compile_kwargs={'mode': 'NUMBA'}, 'C' or 'FAST_COMPILE', or leave `mode` out "
+        "(PyTensor's default)."
+    )
+    try:
+        resolved = get_mode(mode)
+    except (ValueError, TypeError, KeyError) as err:
+        raise ValueError(f"`compile_kwargs` has mode={mode!r}, which PyTensor does not know "
+                         f"({err}). {fix}") from None  # fmt: skip
+    linker = type(getattr(resolved, "linker", None)).__name__
+    if linker in FOREIGN_LINKERS or type(resolved).__name__ == "DebugMode":
+        raise ValueError(
+            f"`compile_kwargs` has mode={mode!r} ({linker}): {sampler} runs the batched "
+            "density over all rungs on NumPy arrays, with compiled NumPy kernels between "
+            f"calls, so it needs a NumPy backend. {fix}"
+        )
