@@ -1,13 +1,33 @@
-"""A hash of a model's observed data, so that evidence results fitted to different data are told
-apart. The hash depends on the values (to float32 precision) and shapes only, not on the
-variables' names, order or dtypes: the same data stored as int32 or float64, or cast to float32
-for a float32 model, is the same data."""
+"""Hashes that tell models and data apart.
+
+:func:`observed_fingerprint` / :func:`model_fingerprint`: a hash of a model's observed data, so
+that evidence results fitted to different data are told apart. It depends on the values (to
+float32 precision) and shapes only, not on the variables' names, order or dtypes: the same data
+stored as int32 or float64, or cast to float32 for a float32 model, is the same data.
+
+:func:`graph_digest` / :func:`model_graph_digests`: SHA-256 of log density graphs as PyTensor
+prints them and the values that feed them, the rule that keys the model store
+(:mod:`pymc_tempering.selection._store`) and that a continued run checks its model against
+(:mod:`pymc_tempering.resume`). Python's ``hash()`` is salted per process; everything here goes
+through :mod:`hashlib`, so digests agree across processes.
+"""
 
 import hashlib
 
 import numpy as np
+from pytensor.graph.basic import Constant
+from pytensor.graph.traversal import ancestors
+from pytensor.printing import debugprint
+from pytensor.tensor.sharedvar import SharedVariable
 
-__all__ = ["observed_fingerprint", "model_fingerprint"]
+__all__ = [
+    "observed_fingerprint",
+    "model_fingerprint",
+    "array_digest",
+    "canonical",
+    "graph_digest",
+    "model_graph_digests",
+]
 
 
 def _fingerprint(arrays) -> str | None:
@@ -35,3 +55,65 @@ def observed_fingerprint(data) -> str | None:
 def model_fingerprint(model) -> str | None:
     """The same hash as :func:`observed_fingerprint`, from a model's observed variables."""
     return _fingerprint([model.rvs_to_values[rv].eval() for rv in model.observed_RVs])
+
+
+def array_digest(value) -> str:
+    """SHA-256 of an array's dtype, shape and bytes (object arrays by their repr)."""
+    array = np.ascontiguousarray(value)
+    digest = hashlib.sha256(f"{array.dtype.str}{array.shape}".encode())
+    if array.dtype.kind == "O":
+        digest.update(repr(array.tolist()).encode())
+    else:
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def canonical(obj):
+    """A JSON-able form of settings: arrays by digest, mappings with sorted keys."""
+    if isinstance(obj, dict):
+        return {str(k): canonical(v) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(obj, list | tuple):
+        return [canonical(v) for v in obj]
+    if isinstance(obj, np.ndarray | np.generic):
+        return {"array": array_digest(obj)}
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    return {"repr": repr(obj)}
+
+
+def graph_digest(graphs, initial_values=None) -> str:
+    """SHA-256 of ``graphs`` as PyTensor prints them (types included), of every constant's
+    bytes and every shared variable's name and value in them, then of ``initial_values``
+    (``{rv: initval}``, e.g. ``model.rvs_to_initial_values``) where given."""
+    digest = hashlib.sha256()
+    digest.update(debugprint(graphs, file="str", print_type=True, id_type="CHAR").encode())
+    for var in ancestors(graphs):  # a deterministic traversal order
+        if isinstance(var, Constant):
+            digest.update(array_digest(var.data).encode())
+        elif isinstance(var, SharedVariable):
+            value = var.get_value(borrow=True)
+            kind = array_digest(value) if isinstance(value, np.ndarray) else type(value).__name__
+            digest.update(f"{var.name}:{kind}".encode())
+    for rv, initval in (initial_values or {}).items():
+        digest.update(f"{rv.name}={canonical(initval)}".encode())
+    return digest.hexdigest()
+
+
+#: The parts of a model :func:`model_graph_digests` hashes apart, and how a message names them.
+GRAPH_PARTS = {
+    "prior": "prior (the free variables' distributions, parameters or transforms)",
+    "likelihood": "likelihood (the observed variables' distributions, or the Potentials)",
+    "deterministics": "deterministics",
+}
+
+
+def model_graph_digests(model) -> dict[str, str]:
+    """:func:`graph_digest` of a model's prior (``model.varlogp``), likelihood
+    (``model.datalogp``) and deterministics apart, so that a difference can be named. Initial
+    values are left out: they do not change the posterior."""
+    parts = {
+        "prior": [model.varlogp],
+        "likelihood": [model.datalogp],
+        "deterministics": list(model.deterministics),
+    }
+    return {name: graph_digest(graphs) for name, graphs in parts.items()}

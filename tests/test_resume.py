@@ -112,6 +112,34 @@ def test_continuing_with_other_observed_data_is_refused():
         continue_sampling(idata, 10, model=changed, **QUIET)
 
 
+def changed_model(prior_sd=1, likelihood="normal"):
+    """``small_model`` with the prior scale of x or the likelihood's family changed (written
+    as there: a constant 1.0 for 1 has another dtype, which the digest counts as a change)."""
+    with pm.Model() as model:
+        x = pm.Normal("x", 0, prior_sd, shape=2)
+        s = pm.HalfNormal("s", 1)
+        y = np.array([0.3, -0.2, 0.5])
+        if likelihood == "normal":
+            pm.Normal("y", x.sum(), s, observed=y)
+        else:
+            pm.StudentT("y", nu=3, mu=x.sum(), sigma=s, observed=y)
+    return model
+
+
+def test_continuing_with_another_prior_or_likelihood_is_refused():
+    """Same data, another posterior: the digests of the model's graphs saved with the
+    checkpoints tell the model sampled from a changed one, and name the part that changed; a
+    model rebuilt unchanged continues."""
+    with small_model():
+        idata = pm.sample(60, tune=30, step=pmt.MALA(), chains=1, random_seed=2, **QUIET)
+    with pytest.raises(ValueError, match=r"in its prior .*N\(0, 10\).*afresh"):
+        continue_sampling(idata, 10, model=changed_model(prior_sd=10), **QUIET)
+    with pytest.raises(ValueError, match=r"in its likelihood"):
+        continue_sampling(idata, 10, model=changed_model(likelihood="student"), **QUIET)
+    joined = continue_sampling(idata, 10, model=changed_model(), **QUIET)  # rebuilt, unchanged
+    assert joined.posterior.sizes["draw"] == 70
+
+
 def test_a_run_without_checkpoints_is_refused_by_name():
     with small_model():
         idata = pm.sample(20, tune=10, step=pm.Metropolis(), chains=1, random_seed=1, **QUIET)

@@ -7,7 +7,12 @@ import pymc as pm
 import xarray as xr
 from pymc.model import modelcontext
 
-from pymc_tempering._fingerprint import model_fingerprint, observed_fingerprint
+from pymc_tempering._fingerprint import (
+    GRAPH_PARTS,
+    model_fingerprint,
+    model_graph_digests,
+    observed_fingerprint,
+)
 from pymc_tempering.resume import codec
 from pymc_tempering.resume.checkpoint import CHUNK_BYTES, HEADER, STATE_STAT
 
@@ -78,6 +83,7 @@ def resume_step(idata, *, model=None, step=None, step_class=None, **kwargs):
             "(densities, gradients, tuning) belongs to the model that was sampled. Pass that "
             "model (with the same data) as `model=`, or start a new run for the new data."
         )
+    _check_model_graph(saved.get("model"), model)
     if step is None:
         cls = step_class or codec._lookup_class(saved["class"])
         args = {**saved["kwargs"], **kwargs}
@@ -102,6 +108,26 @@ def resume_step(idata, *, model=None, step=None, step_class=None, **kwargs):
         )
     step.arm_resume(records)
     return step
+
+
+def _check_model_graph(saved: dict | None, model) -> None:
+    """Refuse a model whose prior, likelihood or deterministics differ from the run's (by
+    :func:`~pymc_tempering._fingerprint.model_graph_digests`); runs saved before the digests
+    were kept are not checked."""
+    if not saved:
+        return
+    given = model_graph_digests(model)
+    changed = [part for part in GRAPH_PARTS if part in saved and saved[part] != given[part]]
+    if changed:
+        names = " and the ".join(GRAPH_PARTS[part] for part in changed)
+        raise ValueError(
+            f"The model differs from the one this run sampled in its {names}: e.g. a prior "
+            "changed from N(0, 1) to N(0, 10). The saved state (the chains' positions, "
+            "densities, gradients and tuning) belongs to the model sampled, and continuing it "
+            "on another model would silently join draws of two posteriors. Sample the new model "
+            "afresh with pm.sample, or continue with the model that was sampled (`model=`; "
+            "built by the same code: a constant written 1.0 where it was 1 counts as a change)."
+        )
 
 
 def concatenate_draws(first, second) -> xr.DataTree:
@@ -170,6 +196,14 @@ def continue_sampling(idata, draws: int, *, model=None, step=None, cores=None,
     -------
     xarray.DataTree
         ``idata``'s groups with the new draws appended along ``draw``.
+
+    Raises
+    ------
+    ValueError
+        Where ``model`` is not the model sampled: other observed data, or another prior,
+        likelihood or deterministics (the run keeps digests of its model's graphs,
+        :func:`pymc_tempering._fingerprint.model_graph_digests`). The saved state belongs to
+        the model sampled; sample a changed model afresh.
     """
     model = modelcontext(model)
     step = resume_step(idata, model=model, step=step)

@@ -23,10 +23,9 @@ from pathlib import Path
 
 import numpy as np
 import xarray as xr
-from pytensor.graph.basic import Constant
-from pytensor.graph.traversal import ancestors
-from pytensor.printing import debugprint
-from pytensor.tensor.sharedvar import SharedVariable
+
+from pymc_tempering._fingerprint import canonical as _canonical
+from pymc_tempering._fingerprint import graph_digest
 
 __all__ = ["ModelStore", "model_key", "settings_digest"]
 
@@ -38,29 +37,6 @@ RECORD_ATTRS = ("model_name", "key", "seed", "wall_time", "min_swap_accept", "ro
 NUMERIC_ENCODING = {"zlib": True, "complevel": 1, "shuffle": True}
 
 
-def _array_digest(value) -> str:
-    array = np.ascontiguousarray(value)
-    digest = hashlib.sha256(f"{array.dtype.str}{array.shape}".encode())
-    if array.dtype.kind == "O":
-        digest.update(repr(array.tolist()).encode())
-    else:
-        digest.update(array.tobytes())
-    return digest.hexdigest()
-
-
-def _canonical(obj):
-    """A JSON-able form of settings: arrays by digest, mappings with sorted keys."""
-    if isinstance(obj, dict):
-        return {str(k): _canonical(v) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
-    if isinstance(obj, list | tuple):
-        return [_canonical(v) for v in obj]
-    if isinstance(obj, np.ndarray | np.generic):
-        return {"array": _array_digest(obj)}
-    if obj is None or isinstance(obj, bool | int | float | str):
-        return obj
-    return {"repr": repr(obj)}
-
-
 def settings_digest(settings: dict) -> str:
     """SHA-256 of sampler settings (``marginal_likelihood`` keyword arguments)."""
     text = json.dumps(_canonical(settings), sort_keys=True)
@@ -68,20 +44,11 @@ def settings_digest(settings: dict) -> str:
 
 
 def _graph_digest(model) -> str:
-    """The model's log density graphs and the values that feed them."""
+    """The model's log density graphs and the values that feed them, and its initial values
+    (the rule lives in :func:`pymc_tempering._fingerprint.graph_digest`, shared with
+    :mod:`pymc_tempering.resume`)."""
     graphs = [model.varlogp, model.datalogp, *model.deterministics]
-    digest = hashlib.sha256()
-    digest.update(debugprint(graphs, file="str", print_type=True, id_type="CHAR").encode())
-    for var in ancestors(graphs):  # a deterministic traversal order
-        if isinstance(var, Constant):
-            digest.update(_array_digest(var.data).encode())
-        elif isinstance(var, SharedVariable):
-            value = var.get_value(borrow=True)
-            kind = _array_digest(value) if isinstance(value, np.ndarray) else type(value).__name__
-            digest.update(f"{var.name}:{kind}".encode())
-    for rv, initval in model.rvs_to_initial_values.items():
-        digest.update(f"{rv.name}={_canonical(initval)}".encode())
-    return digest.hexdigest()
+    return graph_digest(graphs, model.rvs_to_initial_values)
 
 
 def _versions() -> dict:
