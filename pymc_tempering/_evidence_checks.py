@@ -29,6 +29,7 @@ from pymc_tempering.kernels.evidence import khat_threshold
 __all__ = [
     "EvidenceWarning",
     "sampling_problems",
+    "count_problems",
     "quadrature_problems",
     "pooled_quadrature_problems",
     "tail_problems",
@@ -56,15 +57,10 @@ def _some(indices, shown=6):
     return listed + (", ..." if len(indices) > shown else "")
 
 
-def sampling_problems(ds: xr.Dataset, betas, ess_rung, ess_total, support) -> list[str]:
-    """Problems of the run itself, common to every estimator."""
+def count_problems(n_draws, ess_rung, ess_total) -> list[str]:
+    """Too few draws, rungs or an estimate with low ESS: for one ladder, or for chains with
+    their own ladders pooled (totals over chains, rung by rung index)."""
     problems = []
-    if betas[0] > 0:
-        problems.append(
-            f"the ladder starts at beta = {betas[0]:.3g}, not 0, so this is log Z(1) - "
-            f"log Z({betas[0]:.3g}), not log Z; sample with a ladder whose first beta is 0"
-        )
-    n_draws = ds.sizes["chain"] * ds.sizes["draw"]
     if n_draws < MIN_DRAWS:
         problems.append(f"only {n_draws} draws per rung (chains x draws); use at least {MIN_DRAWS}")
     low = np.flatnonzero(ess_rung < MIN_ESS)
@@ -75,6 +71,23 @@ def sampling_problems(ds: xr.Dataset, betas, ess_rung, ess_total, support) -> li
         )
     if ess_total < MIN_ESS:
         problems.append(f"the estimate's ESS is {ess_total:.0f} (< {MIN_ESS})")
+    return problems
+
+
+def sampling_problems(ds: xr.Dataset, betas, ess_rung, ess_total, support,
+                      counts: bool = True) -> list[str]:  # fmt: skip
+    """Problems of the run itself, common to every estimator. ``counts=False`` leaves out
+    :func:`count_problems`: for one chain of several with their own ladders, whose draws and
+    ESS count only pooled (the caller checks the totals)."""
+    problems = []
+    if betas[0] > 0:
+        problems.append(
+            f"the ladder starts at beta = {betas[0]:.3g}, not 0, so this is log Z(1) - "
+            f"log Z({betas[0]:.3g}), not log Z; sample with a ladder whose first beta is 0"
+        )
+    n_draws = ds.sizes["chain"] * ds.sizes["draw"]
+    if counts:
+        problems += count_problems(n_draws, ess_rung, ess_total)
     if "swap_accept" in ds:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)

@@ -11,7 +11,7 @@ import numpy as np
 import xarray as xr
 from arviz_stats.base import array_stats
 
-from pymc_tempering._evidence_checks import sampling_problems, warn
+from pymc_tempering._evidence_checks import count_problems, sampling_problems, warn
 from pymc_tempering._fingerprint import observed_fingerprint
 from pymc_tempering._trace import chains, has_per_chain_ladders, tempering_dataset
 from pymc_tempering.evidence_estimators import pool_chains
@@ -24,7 +24,9 @@ __all__ = ["bar", "mbar", "acceptance_ratio_evidence"]
 _NAMES = {"bar": "bennett_acceptance_ratio", "mbar": "mbar"}
 
 
-def _problems(ds, betas, loglik, fit, ess_total) -> list[str]:
+def _rung_ess(betas, loglik):
+    """Per rung: the loglik ESS (``-inf`` draws at ``beta = 0`` at the rung mean) and the
+    support fraction."""
     with np.errstate(all="ignore"):
         mean, _, support = power_posterior_moments(betas, loglik)
         ess_rung = np.asarray(
@@ -33,7 +35,12 @@ def _problems(ds, betas, loglik, fit, ess_total) -> list[str]:
                 chain_axis=0, draw_axis=1, method="mean",
             )
         )  # fmt: skip
-    problems = sampling_problems(ds, betas, ess_rung, ess_total, support)
+    return ess_rung, support
+
+
+def _problems(ds, betas, loglik, fit, ess_total, counts=True) -> list[str]:
+    ess_rung, support = _rung_ess(betas, loglik)
+    problems = sampling_problems(ds, betas, ess_rung, ess_total, support, counts)
     if not fit.converged:
         problems.append(
             "the estimating equations were not solved (a pair of rungs whose draws do not "
@@ -43,10 +50,14 @@ def _problems(ds, betas, loglik, fit, ess_total) -> list[str]:
     return problems
 
 
-def _one_ladder(ds: xr.Dataset, estimator: str):
-    """The estimate from a tempering Dataset with one ladder: ``(Dataset, problems)``."""
-    betas = ds["beta"].values
-    loglik = ds["rung_loglik"].transpose("chain", "draw", "rung").values.astype(float)
+def _loglik(ds: xr.Dataset) -> np.ndarray:
+    return ds["rung_loglik"].transpose("chain", "draw", "rung").values.astype(float)
+
+
+def _one_ladder(ds: xr.Dataset, estimator: str, counts: bool = True):
+    """The estimate from a tempering Dataset with one ladder: ``(Dataset, problems)``;
+    ``counts=False``: without the draw and ESS counts (one chain of pooled chains)."""
+    betas, loglik = ds["beta"].values, _loglik(ds)
     fit = (kernels.bar if estimator == "bar" else kernels.mbar)(betas, loglik)
     with np.errstate(all="ignore"):
         mcse, ess = _mcse(fit.terms)
@@ -62,7 +73,7 @@ def _one_ladder(ds: xr.Dataset, estimator: str):
         coords={"beta": ("rung", betas)},
         attrs={"ladder_start": float(betas[0])},
     )
-    return result, _problems(ds, betas, loglik, fit, float(ess[-1]))
+    return result, _problems(ds, betas, loglik, fit, float(ess[-1]), counts)
 
 
 def acceptance_ratio_evidence(data, estimator: str) -> tuple[xr.Dataset, list[str]]:
@@ -73,12 +84,16 @@ def acceptance_ratio_evidence(data, estimator: str) -> tuple[xr.Dataset, list[st
         raise ValueError(f"`estimator` must be 'bar' or 'mbar', got {estimator!r}.")
     ds = tempering_dataset(data)
     if has_per_chain_ladders(ds):
-        fits = [_one_ladder(one, estimator) for one in chains(ds)]
+        parts = list(chains(ds))
+        fits = [_one_ladder(one, estimator, counts=False) for one in parts]
         pooled = pool_chains([part for part, _ in fits], ds)
         # each chain has its own ladder: no common curve
         result = pooled.drop_vars(["log_z", "log_z_mcse", "beta"], errors="ignore")
         result["converged"] = bool(pooled["converged"].all())
-        problems = [
+        # draws and ESS count pooled: rung l of every chain plays the same part in its ladder
+        ess_rung = sum(_rung_ess(one["beta"].values, _loglik(one))[0] for one in parts)
+        n_draws = ds.sizes["chain"] * ds.sizes["draw"]
+        problems = count_problems(n_draws, ess_rung, float(pooled["ess"])) + [
             f"chain {name}: {p}"
             for name, (_, found) in zip(ds["chain"].values, fits, strict=True)
             for p in found

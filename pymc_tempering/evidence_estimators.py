@@ -31,6 +31,7 @@ from arviz_stats.base import array_stats
 from pymc_tempering._evidence_checks import (
     EvidenceWarning,
     agreement_problems,
+    count_problems,
     pooled_quadrature_problems,
     quadrature_problems,
     sampling_problems,
@@ -85,8 +86,9 @@ class _RungMoments(NamedTuple):
     support: np.ndarray
 
 
-def _evidence(ds: xr.Dataset, method: str) -> EvidenceEstimates:
-    """TI (``method``) and SS from a tempering Dataset with one ladder, cross-checked."""
+def _evidence(ds: xr.Dataset, method: str, counts: bool = True) -> EvidenceEstimates:
+    """TI (``method``) and SS from a tempering Dataset with one ladder, cross-checked;
+    ``counts=False``: without the draw and ESS counts (one chain of pooled chains)."""
     betas = ds["beta"].values
     loglik = ds["rung_loglik"].transpose("chain", "draw", "rung").values.astype(float)
     n_draws = loglik.shape[0] * loglik.shape[1]
@@ -113,19 +115,19 @@ def _evidence(ds: xr.Dataset, method: str) -> EvidenceEstimates:
     if support[0] == 0:  # no prior draw has non-zero likelihood: nothing else can be checked
         ti_value = ss_value = -np.inf
         discretisation = np.nan
-        ti_problems = ss_problems = sampling_problems(ds, betas, ess_rung, np.inf, support)
+        ti_problems = ss_problems = sampling_problems(ds, betas, ess_rung, np.inf, support, counts)
     else:
         discretisation = ti_discretisation_error(betas, mean, var, method, noise=float(ti_mcse))
         ti_value = log_support + (corrected if method == "corrected" else trapezoid)
         ss_value = float(log_ratio.sum())
         ti_problems = (
-            sampling_problems(ds, betas, ess_rung, float(ti_ess), support)
+            sampling_problems(ds, betas, ess_rung, float(ti_ess), support, counts)
             + quadrature_problems(betas, mean, corrected, discretisation, float(ti_mcse))
             + tail_problems(n_draws, float(ti_mcse), *ti_rung_tails(betas, loglik, method))
             + agreement_problems(ti_value, ti_mcse, ss_value, "stepping_stone", diff_mcse)
         )
         ss_problems = (
-            sampling_problems(ds, betas, ess_rung, float(ss_ess), support)
+            sampling_problems(ds, betas, ess_rung, float(ss_ess), support, counts)
             + tail_problems(n_draws, float(ss_mcse), stone_khat=stone_khat)
             + agreement_problems(ss_value, ss_mcse, ti_value, ESTIMATORS[0], diff_mcse)
         )
@@ -213,14 +215,17 @@ def estimate_evidence(data, method="corrected") -> EvidenceEstimates:
         raise ValueError(f"`method` must be 'corrected' or 'trapezoid', got {method!r}.")
     ds = tempering_dataset(data)
     if has_per_chain_ladders(ds):
-        parts = [_evidence(one, method) for one in chains(ds)]
+        parts = [_evidence(one, method, counts=False) for one in chains(ds)]
         ti = pool_chains([ev.ti for ev in parts], ds)
         ss = pool_chains([ev.ss for ev in parts], ds)
         names = ds["chain"].values
-        ti_problems = [
+        # draws and ESS count pooled: rung l of every chain plays the same part in its ladder
+        n_draws = ds.sizes["chain"] * ds.sizes["draw"]
+        ess_rung = ti["ess_loglik"].sum("chain").values
+        ti_problems = count_problems(n_draws, ess_rung, float(ti["ess"])) + [
             f"chain {n}: {p}" for n, ev in zip(names, parts, strict=True) for p in ev.ti_problems
         ]
-        ss_problems = [
+        ss_problems = count_problems(n_draws, ess_rung, float(ss["ess"])) + [
             f"chain {n}: {p}" for n, ev in zip(names, parts, strict=True) for p in ev.ss_problems
         ]
         ti_problems += pooled_quadrature_problems(

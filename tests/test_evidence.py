@@ -24,10 +24,12 @@ from pymc_tempering.kernels import fused
 SAMPLE = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
 
 
-def _run(model, seed, draws=2000, tune=1000, chains=2, **kwargs):
+def _run(model, seed, draws=2000, tune=1000, chains=2, ladder="geometric", **kwargs):
+    """marginal_likelihood on the fixed geometric ladder these tests were sized for (the
+    adaptive default has its own tests: tests/test_evidence_defaults.py)."""
     return ev.marginal_likelihood(
         model, draws=draws, tune=tune, chains=chains, random_seed=seed, return_idata=True,
-        **kwargs, **SAMPLE,
+        ladder=ladder, **kwargs, **SAMPLE,
     )  # fmt: skip
 
 

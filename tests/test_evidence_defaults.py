@@ -1,0 +1,95 @@
+"""marginal_likelihood's default ladder: 256 rungs re-placed for the evidence during tuning.
+
+The default route is ExchangeMC's ``ladder="adaptive", ladder_objective="evidence"`` from
+``evidence_ladder(n_rungs, beta_min)``, per chain; the estimators pool the chains' estimates
+and count draws and ESS over all chains (not chain by chain). Small settings here; the
+benchmarks that chose the default are ``benchmarks/bench_evidence.py --smc-only`` and
+``benchmarks/bench_coverage.py --routes adaptive``.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import targets
+
+import pymc_tempering as pmt
+from pymc_tempering.evidence_sampling import _evidence_step_kwargs, marginal_likelihood
+from pymc_tempering.exact import two_mode_log_evidence, two_mode_model
+
+QUIET = {"cores": 1, "progressbar": False}
+SMALL = {"n_rungs": 24, "beta_min": 1e-4, "draws": 400, "tune": 400, "chains": 4}
+
+
+def _run(model, seed, **kwargs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pmt.EvidenceWarning)
+        result, idata = marginal_likelihood(
+            model, random_seed=seed, return_idata=True, **(SMALL | kwargs), **QUIET
+        )
+    texts = [str(w.message) for w in caught if issubclass(w.category, pmt.EvidenceWarning)]
+    return result, idata, texts
+
+
+def _ladders(idata):
+    """The recorded ladder of every chain, ``(chain, rung)``."""
+    return idata.sample_stats["betas"].values[:, -1]
+
+
+def test_step_kwargs_choose_the_evidence_adaptive_ladder_by_default():
+    start = pmt.evidence_ladder(16, 1e-4)
+    kwargs = _evidence_step_kwargs(None, 16, 1e-4)
+    assert kwargs["ladder"] == "adaptive" and kwargs["ladder_objective"] == "evidence"
+    np.testing.assert_array_equal(kwargs["betas"], start)
+    fixed = _evidence_step_kwargs(None, 16, 1e-4, ladder="geometric")
+    assert set(fixed) == {"betas"}
+    np.testing.assert_array_equal(fixed["betas"], start)
+    # the user's own choices in step_kwargs win over `ladder`
+    assert _evidence_step_kwargs({"betas": [0, 0.5, 1]}, 16, 1e-4) == {"betas": [0, 0.5, 1]}
+    swap = _evidence_step_kwargs({"ladder": "adaptive", "n_rungs": 8}, 16, 1e-4)
+    assert "ladder_objective" not in swap and swap["betas"].size == 8
+    with pytest.raises(ValueError, match=r"`ladder` must be one of \['adaptive', 'geometric'\]"):
+        _evidence_step_kwargs(None, 16, 1e-4, ladder="power")
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_default_adapts_each_chains_ladder_and_hits_the_exact_evidence(seed):
+    """Lecture model: every chain re-placed its rungs above beta_min (kept, as the evidence
+    objective does), TI and SS within 4 MCSE of the closed form, no warning."""
+    x = targets.lecture_data()
+    result, idata, texts = _run(targets.lecture_model(x), seed)
+    ladders = _ladders(idata)
+    start = pmt.evidence_ladder(SMALL["n_rungs"], SMALL["beta_min"])
+    assert not np.allclose(ladders, start)  # tuned away from the geometric start
+    assert not np.allclose(ladders[0], ladders[1])  # each chain its own
+    np.testing.assert_array_equal(ladders[:, :2], np.tile(start[:2], (ladders.shape[0], 1)))
+    err = result.log_marginal_likelihood.values - targets.lecture_log_evidence(x)
+    assert np.all(np.abs(err) < 4 * result.mcse.values), (err, result.mcse.values)
+    assert texts == [] and (result.warning.values == "").all()
+
+
+def test_default_on_the_two_mode_target():
+    """Two well-separated modes (weights 0.3 / 0.7): within 4 MCSE of the exact log Z."""
+    result, _, texts = _run(two_mode_model(), 5, n_rungs=32, draws=600, tune=600)
+    err = result.log_marginal_likelihood.values - two_mode_log_evidence()
+    assert np.all(np.abs(err) < 4 * result.mcse.values), (err, result.mcse.values)
+    assert texts == []
+
+
+def test_geometric_keeps_the_fixed_ladder():
+    x = targets.lecture_data()
+    _, idata, _ = _run(targets.lecture_model(x), 1, ladder="geometric", draws=100, tune=100)
+    start = pmt.evidence_ladder(SMALL["n_rungs"], SMALL["beta_min"])
+    np.testing.assert_array_equal(idata.sample_stats["betas"].values[0, 0], start)
+
+
+def test_per_chain_ladders_count_draws_over_all_chains():
+    """Chains with their own ladders are checked pooled: 4 x 150 draws pass the 400-draw
+    minimum that each chain alone misses; 2 x 100 are refused once, not chain by chain."""
+    model = targets.lecture_model(targets.lecture_data())
+    result, _, _ = _run(model, 2, draws=150, tune=300, method=("ti", "ss", "bar"))
+    assert not any("draws per rung" in w for w in result.warning.values)
+    result, _, texts = _run(model, 2, chains=2, draws=100, tune=300, method=("ti", "bar"))
+    for text in result.warning.values:
+        assert text.count("only 200 draws per rung") == 1 and "chain 0: only" not in text
+    assert len(texts) == 2
