@@ -109,7 +109,8 @@ def init_scale_tuning(
 def dense_factors(moments: Moments, grad_moments: Moments | None) -> np.ndarray:
     """Each rung's proposal Cholesky factor at a window's end, ``(n_rungs, d, d)``.
 
-    With gradients, the rung's covariance estimate is MALA's dense preconditioner
+    With gradients (the sampler measures them by forward differences), the rung's covariance
+    estimate is MALA's dense preconditioner
     (:func:`pymc_tempering.kernels.dense.dense_preconditioner`): the geometric mean of the
     draws' covariance and the inverse of the gradients' covariance, exact for a Gaussian rung
     whatever the window has explored, so a random walk stuck along a long axis still learns
@@ -146,7 +147,7 @@ def tune_scales(tuning: ScaleTuning, sweep: int, accept_prob, x, target_accept: 
     dense = tuning.chol is not None
     moments = (covariance_update if dense else welford_update)(tuning.moments, x)
     grads = tuning.grad_moments
-    if grads is not None:
+    if grads is not None and grad is not None:  # gradients may be measured every few sweeps
         grads = covariance_update(grads, grad)
     end = tuning.window_end
     if sweep + 1 != end or end > WINDOW_FRACTION * tune_sweeps:

@@ -12,10 +12,9 @@ from pymc.model import modelcontext
 from pymc.step_methods.arraystep import ArrayStepShared
 from pymc.step_methods.compound import Competence
 from pymc.util import get_value_vars_from_user_vars
-from pytensor.gradient import NullTypeGradError
 
 from pymc_tempering import adaptation
-from pymc_tempering.kernels import fused, mala_rungs
+from pymc_tempering.kernels import fused, rwm
 from pymc_tempering.kernels.fused import ACCEPT, SWAP
 from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods import exchange_stats
@@ -29,7 +28,6 @@ from pymc_tempering.step_methods.exchange_options import (
     check_model,
     dense_proposal,
     exchange_options,
-    gradient_tuning,
     local_settings,
 )
 from pymc_tempering.step_methods.exchange_state import (
@@ -43,6 +41,8 @@ from pymc_tempering.step_methods.explorers import EXPLORERS
 from pymc_tempering.swap import swap_pairs
 
 __all__ = ["ExchangeMC"]
+
+GRADIENT_STEP = 1e-5  # difference step, relative to each rung's per-parameter scale
 
 
 class ExchangeMC(Resumable, ArrayStepShared):
@@ -106,10 +106,13 @@ class ExchangeMC(Resumable, ArrayStepShared):
     proposal : {"diag", "dense", "auto"}, default "diag"
         The random walk's proposal covariance on each rung, learned during tuning:
         ``"diag"``, one scale per parameter (the rung's standard deviations); ``"dense"``,
-        the rung's full covariance (its regularised Cholesky factor ``L_l``, proposal
-        ``x + scaling[l] * L_l z``; Haario et al. 2001), which follows correlated posteriors
-        at about ``n_rungs * d**2`` extra flops per sweep; ``"auto"``, dense up to 64
-        continuous parameters. Dense is for ``explorer="rwm"`` only.
+        the rung's full covariance (proposal ``x + scaling[l] * L_l z`` with ``L_l`` its
+        Cholesky factor; Haario et al. 2001), which follows correlated posteriors.
+        The covariance combines the draws and, without discrete variables, the gradients
+        (forward differences, tuning only; exact for a Gaussian rung however little the
+        window explored), as MALA's dense preconditioner does. Costs ``n_rungs * d**2``
+        flops per sweep and ``n_rungs * d`` extra density rows per tuning sweep.
+        ``"auto"``: dense up to 20 continuous parameters. Dense is for ``explorer="rwm"``.
     prior_rung : bool, optional
         Where the ladder starts at beta = 0 and the prior can be forward-sampled, the lowest
         rung draws an independent prior sample every sweep instead of a local move (Pigeons'
@@ -206,9 +209,8 @@ class ExchangeMC(Resumable, ArrayStepShared):
         self.adaptive_ladder, self.adapt_n_rungs = options.adaptive_ladder, options.adapt_n_rungs
         self.max_rungs = options.max_rungs
         explorer_class = EXPLORERS[options.explorer]
-        grad_tuning = gradient_tuning(options.proposal, options.explorer, vars, initial_point)
-        self.density = self._compile(
-            model, vars, initial_point, compile_kwargs, explorer_class.needs_gradient, grad_tuning
+        self.density = compile_tempered_density(
+            model, vars, initial_point, compile_kwargs, gradient=explorer_class.needs_gradient
         )
         self._read_discrete = compile_discrete_supports(model, vars, self.density.point_map_info)
         discrete = self._read_discrete()
@@ -224,8 +226,9 @@ class ExchangeMC(Resumable, ArrayStepShared):
         )  # fmt: skip
         self.prior_rung, self.target_accept = settings.prior_rung, settings.target_accept
         self.dense = dense_proposal(options.proposal, options.explorer, n_continuous)
-        # a dense random walk learns its covariances from gradients too, while tuning
-        self.grad_tuning = self.dense and self.density.batched_grad is not None and not discrete
+        # a dense random walk learns its covariances from (difference) gradients too, while
+        # tuning; not with discrete variables, whose columns have no gradient
+        self.grad_tuning = self.dense and not discrete
         self._initial_log_scaling = settings.initial_log_scaling
         self.ladder_objective = options.ladder_objective
         self.swap_scheme = options.swap_scheme
@@ -235,21 +238,6 @@ class ExchangeMC(Resumable, ArrayStepShared):
         self.tune = True
         self._reset_chain(tune_draws=0)
         super().__init__(vars, {}, blocked=blocked, rng=rng)
-
-    @staticmethod
-    def _compile(model, vars, initial_point, compile_kwargs, needs_gradient, grad_tuning):
-        """The tempered density, with its gradient where the explorer needs it or the dense
-        proposal can tune with it (not where the model has no gradient)."""
-        if needs_gradient or not grad_tuning:
-            return compile_tempered_density(
-                model, vars, initial_point, compile_kwargs, gradient=needs_gradient
-            )
-        try:
-            return compile_tempered_density(
-                model, vars, initial_point, compile_kwargs, gradient=True
-            )
-        except (NotImplementedError, NullTypeGradError):  # tune from the draws alone
-            return compile_tempered_density(model, vars, initial_point, compile_kwargs)
 
     # -- per-chain state -------------------------------------------------------------------------
     def _reset_chain(self, tune_draws: int):
@@ -379,8 +367,12 @@ class ExchangeMC(Resumable, ArrayStepShared):
     def _adapt(self, accept_prob, lower, swap_prob):
         grad = None
         if self.scales.grad_moments is not None:  # a dense proposal learning from gradients
-            _, _, grad_prior, grad_lik = self.density.batch_grad(self.replicas.x)
-            grad = mala_rungs.tempered_grad(self.betas, grad_prior, grad_lik)
+            # forward differences (one batched call of n_rungs * d rows, tuning only): no
+            # gradient to compile (about 1.7 s on a 10-parameter regression), any model
+            r, step = self.replicas, GRADIENT_STEP * self.scales.param_scale
+            grad = rwm.difference_gradient(
+                self.density.batch, r.x, r.logprior, r.loglik, self.betas, step
+            )
         self.scales = adaptation.tune_scales(
             self.scales, self.sweep, accept_prob, self.replicas.x, self.target_accept,
             self.tune_sweeps, self.prior_rung, grad,

@@ -28,7 +28,6 @@ __all__ = [
     "exchange_options",
     "local_settings",
     "dense_proposal",
-    "gradient_tuning",
     "check_compile_kwargs",
 ]
 
@@ -37,9 +36,11 @@ INITS = ("prior", "jitter")
 # the sweep's compiled NumPy kernels need NumPy, written in place
 FOREIGN_LINKERS = ("JAXLinker", "PytorchLinker", "MLXLinker", "_DummyLinker")
 PROPOSALS = ("auto", "diag", "dense")
-# proposal="auto" is dense up to this many continuous parameters: a dense sweep costs about
-# n_rungs * d**2 flops more than a diagonal one (benchmarks/bench_exchange.py --correlated)
-DENSE_MAX_PARAMS = 64
+# proposal="auto" is dense up to this many continuous parameters. Measured
+# (benchmarks/bench_exchange.py --correlated): 10 parameters, min ESS 10x the diagonal's; 50
+# parameters, no gain (neither random walk mixes in 1,000 tuning draws) at 3x the CPU time, as
+# a dense tuning sweep evaluates n_rungs * d shifted points. 20 lies between the two.
+DENSE_MAX_PARAMS = 20
 
 
 @dataclass(frozen=True)
@@ -163,18 +164,6 @@ def dense_proposal(proposal: str, explorer: str, n_params: int) -> bool:
     if proposal == "auto":
         return explorer == "rwm" and n_params <= DENSE_MAX_PARAMS
     return proposal == "dense"
-
-
-def gradient_tuning(proposal: str, explorer: str, vars, initial_point) -> bool:
-    """Whether a dense proposal may learn from gradients (compiled for tuning only): the random
-    walk with ``proposal`` dense (or ``"auto"`` within its size) and only continuous
-    variables."""
-    if explorer != "rwm" or proposal == "diag":
-        return False
-    if any(not str(v.dtype).startswith("float") for v in vars):
-        return False
-    n_params = sum(int(np.size(initial_point[v.name])) for v in vars)
-    return proposal == "dense" or n_params <= DENSE_MAX_PARAMS
 
 
 def check_compile_kwargs(compile_kwargs, sampler: str = "ExchangeMC") -> None:

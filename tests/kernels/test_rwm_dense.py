@@ -15,7 +15,11 @@ from pymc_tempering.kernels.moments import (
     shrunk_variance,
     welford_update,
 )
-from pymc_tempering.kernels.rwm import proposal_cholesky, proposal_covariance
+from pymc_tempering.kernels.rwm import (
+    difference_gradient,
+    proposal_cholesky,
+    proposal_covariance,
+)
 from pymc_tempering.step_methods.explorers import RandomBlock, RandomWalk
 
 
@@ -149,3 +153,22 @@ def test_the_dense_move_is_x_plus_scaling_times_l_z_and_leaves_fixed_columns():
     np.testing.assert_array_equal(fixed.x[:, 1], x[:, 1])
     expected = x + 0.5 * np.einsum("rij,rj->ri", chol, noise[0])
     np.testing.assert_allclose(fixed.x[:, [0, 2]], expected[:, [0, 2]])
+
+
+def test_difference_gradient_of_tempered_gaussians():
+    """logprior = -|x|^2 / 2, loglik = -(x - 1)^T A (x - 1) / 2: the gradient of rung beta is
+    -x - beta A (x - 1); at beta = 0 a replica with loglik = -inf still gets the prior's."""
+    a = np.array([[2.0, 0.9], [0.9, 1.0]])
+
+    def batch(x):
+        r = x - 1.0
+        return -0.5 * np.sum(x**2, axis=1), -0.5 * np.einsum("ij,jk,ik->i", r, a, r)
+
+    rng = np.random.default_rng(6)
+    x, betas = rng.normal(size=(3, 2)), np.array([0.0, 0.5, 1.0])
+    logprior, loglik = batch(x)
+    grad = difference_gradient(batch, x, logprior, loglik, betas, np.full((3, 2), 1e-6))
+    np.testing.assert_allclose(grad, -x - betas[:, None] * ((x - 1.0) @ a), atol=1e-4)
+    loglik[0] = -np.inf  # ruled out by the data, admissible at beta = 0
+    grad0 = difference_gradient(batch, x, logprior, loglik, betas, np.full((3, 2), 1e-6))
+    np.testing.assert_allclose(grad0[0], -x[0], atol=1e-4)
