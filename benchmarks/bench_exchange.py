@@ -1,21 +1,55 @@
-"""Marginal wall time per recorded draw: ExchangeMC (32 rungs) vs pm.Metropolis, side by side.
+"""Marginal wall time per recorded draw: ExchangeMC (32 rungs) vs pm.Metropolis, side by side;
+and with ``--correlated``, min ESS per CPU second on correlated posteriors against NUTS.
 
 Run: python benchmarks/bench_exchange.py [--draws N] [--repeats R]
+     python benchmarks/bench_exchange.py --correlated [--models NAME ...] [--draws N]
+         [--tune N] [--repeats R]
 
 Models: (a) a 2-D two-component Gaussian mixture (weights 0.3/0.7, modes 10 sd apart);
 (b) Bayesian logistic regression, 1,000 observations, 5 coefficients. One chain each, same
 draws, same process. Also reports the share of ExchangeMC's sweep time spent in the compiled
 batched density call.
+
+``--correlated``: the correlated posteriors of ``bench_langevin.py`` (a regression with 8
+equicorrelated predictors, an AR(2) series, a latent AR(1) state of 50 steps), each sampled by
+``ExchangeMC()`` as a user types it (32 rungs, diagonal proposals), by
+``ExchangeMC(proposal="dense")`` and by ``pm.sample``'s NUTS, with the same draws, tuning, 2
+chains (sequentially, one core) and seed. ESS is ArviZ's bulk ESS at beta = 1 (the posterior),
+the minimum over all scalar parameters; "CPU s" is the CPU time of the whole call, a fresh model
+each time, so step construction, compilation and tuning are included; runs are interleaved and
+the median over ``--repeats`` is shown. Target (issue 17): ExchangeMC >= 0.1x NUTS in min ESS
+per second on correlated posteriors. OpenBLAS is limited to one thread (as one core is used):
+on a shared machine its threads spin against each other in the small dense linear algebra.
 """
 
-import argparse
-import time
+import os
 
-import numpy as np
-import pymc as pm
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import pymc_tempering as pmt
-from pymc_tempering.exact import two_mode_model as bimodal_model
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import arviz as az  # noqa: E402
+import numpy as np  # noqa: E402
+import pymc as pm  # noqa: E402
+
+import pymc_tempering as pmt  # noqa: E402
+from pymc_tempering.exact import two_mode_model as bimodal_model  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_langevin import ar2_model, correlated_regression, latent_ar1_model  # noqa: E402
+
+CORRELATED = {
+    "corr-regression": correlated_regression,
+    "ar2": ar2_model,
+    "latent-ar1": latent_ar1_model,
+}
+CORRELATED_SAMPLERS = {
+    "ExchangeMC()": lambda: {"step": pmt.ExchangeMC()},
+    "ExchangeMC dense": lambda: {"step": pmt.ExchangeMC(proposal="dense")},
+    "NUTS": lambda: {},
+}
 
 
 def logistic_model(n=1000, k=5, seed=0):
@@ -81,12 +115,63 @@ def density_share(model, step, draws):
     return spent[0] / total
 
 
+def min_ess_per_cpu_second(build, sampler, draws, tune, seed):
+    """``(min ESS, CPU s)`` of one run on a fresh model: construction, compilation, tuning and
+    draws all counted."""
+    model = build()
+    with model:
+        start = time.process_time()
+        idata = pm.sample(
+            draws=draws, tune=tune, chains=2, cores=1, random_seed=seed, progressbar=False,
+            compute_convergence_checks=False, **CORRELATED_SAMPLERS[sampler](),
+        )  # fmt: skip
+        cpu = time.process_time() - start
+    ess = az.ess(idata["posterior"], method="bulk")
+    return min(float(ess[v].min()) for v in ess.data_vars), cpu
+
+
+def correlated_table(models, draws, tune, repeats, seed=1):
+    samplers = list(CORRELATED_SAMPLERS)
+    print(f"draws={draws} tune={tune} chains=2 (sequential) seed={seed}, median of {repeats}")
+    header = (
+        f"{'model':<16} {'sampler':<17} {'min ESS':>8} {'CPU s':>7} {'ESS/CPU s':>10} "
+        f"{'vs NUTS':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name in models:
+        runs = {s: [] for s in samplers}
+        for rep in range(repeats):  # interleaved, the order rotated every repeat
+            for sampler in samplers[rep % 3 :] + samplers[: rep % 3]:
+                runs[sampler].append(
+                    min_ess_per_cpu_second(CORRELATED[name], sampler, draws, tune, seed)
+                )
+        med = {
+            s: (float(np.median([e for e, _ in r])), float(np.median([c for _, c in r])))
+            for s, r in runs.items()
+        }
+        nuts_rate = med["NUTS"][0] / med["NUTS"][1]
+        for sampler, (ess, cpu) in med.items():
+            print(
+                f"{name:<16} {sampler:<17} {ess:>8.0f} {cpu:>7.2f} {ess / cpu:>10.1f} "
+                f"{ess / cpu / nuts_rate:>8.2f}",
+                flush=True,
+            )
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--draws", type=int, default=4000)
-    parser.add_argument("--tune", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--draws", type=int, default=None)
+    parser.add_argument("--tune", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--correlated", action="store_true")
+    parser.add_argument("--models", nargs="+", default=list(CORRELATED), choices=list(CORRELATED))
     args = parser.parse_args()
+    if args.correlated:
+        correlated_table(args.models, args.draws or 1000, args.tune or 1000, args.repeats or 3)
+        return
+    args.draws, args.tune = args.draws or 4000, args.tune or 200
+    args.repeats = args.repeats or 5
     rows = []
     for label, build in [
         ("bimodal 2-D mixture", bimodal_model),
