@@ -9,6 +9,11 @@ accepted with the Metropolis-Hastings ratio including ``q(x | x') / q(x' | x)``
 (Roberts & Tweedie 1996). Here ``noise = sqrt(2 h_l)`` is the per-rung tuning knob, the same
 knob the random walk tunes, so the two explorers share the tuning code. The proposal maths is
 :mod:`pymc_tempering.kernels.langevin`'s, broadcast over rungs.
+
+With a dense preconditioner ``M_l = L_l L_l^T`` per rung the move is
+``x' = x + L_l u`` with ``u = h_l L_l^T grad + noise_l z`` (:func:`dense_mala_step`): MALA in the
+whitened coordinates ``L_l^{-1} x``, whose Hastings term needs no inverse
+(:func:`dense_mala_log_q_ratio`; :mod:`pymc_tempering.kernels.dense` for one chain).
 """
 
 from collections.abc import Callable
@@ -18,7 +23,14 @@ import numpy as np
 from pymc_tempering.kernels.langevin import langevin_mean, langevin_proposal
 from pymc_tempering.kernels.rwm import metropolis_accept, tempered
 
-__all__ = ["mala_log_q", "tempered_grad", "mala_log_q_ratio", "mala_sweep"]
+__all__ = [
+    "mala_log_q",
+    "tempered_grad",
+    "mala_log_q_ratio",
+    "mala_sweep",
+    "dense_mala_step",
+    "dense_mala_log_q_ratio",
+]
 
 
 def mala_log_q(x_to, x_from, grad_from, noise, scale):
@@ -77,3 +89,29 @@ def mala_sweep(x, logprior, loglik, grad_prior, grad_lik, betas, noise, scale,
     grad_prior = np.where(accepted[:, None], p_glp, grad_prior)
     grad_lik = np.where(accepted[:, None], p_gll, grad_lik)
     return new_x, lp, ll, grad_prior, grad_lik, accept_prob, accepted
+
+
+def _t_matvec(chol, v):
+    """``L[l]^T v[l]`` per rung."""
+    return np.einsum("rji,rj->ri", chol, v)
+
+
+def dense_mala_step(x, grad, chol, noise, z):
+    """``(x', u)``: the dense move ``x' = x + L u``, ``u = h L^T grad + noise z`` per rung
+    (``h = noise**2 / 2``, ``noise`` (n_rungs,), ``chol`` (n_rungs, d, d), ``z`` standard
+    normal)."""
+    h = 0.5 * noise[:, None] ** 2
+    u = h * _t_matvec(chol, grad) + noise[:, None] * z
+    return x + np.einsum("rij,rj->ri", chol, u), u
+
+
+def dense_mala_log_q_ratio(u, z, prop_grad, chol, noise):
+    """``log q(x | x') - log q(x' | x)`` of :func:`dense_mala_step`, in whitened coordinates:
+    the forward residual is ``noise z``, the backward one ``-(u + h L^T grad(x'))``, both of
+    covariance ``noise**2 I``."""
+    h = 0.5 * noise[:, None] ** 2
+    back = u + h * _t_matvec(chol, prop_grad)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return (np.sum((noise[:, None] * z) ** 2, axis=1) - np.sum(back**2, axis=1)) / (
+            2.0 * noise**2
+        )

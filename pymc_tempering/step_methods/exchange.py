@@ -14,7 +14,7 @@ from pymc.step_methods.compound import Competence
 from pymc.util import get_value_vars_from_user_vars
 
 from pymc_tempering import adaptation
-from pymc_tempering.kernels import fused, rwm
+from pymc_tempering.kernels import fused, mala_rungs, rwm
 from pymc_tempering.kernels.fused import ACCEPT, SWAP
 from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods import exchange_stats
@@ -112,7 +112,9 @@ class ExchangeMC(Resumable, ArrayStepShared):
         (forward differences, tuning only; exact for a Gaussian rung however little the
         window explored), as MALA's dense preconditioner does. Costs ``n_rungs * d**2``
         flops per sweep and ``n_rungs * d`` extra density rows per tuning sweep.
-        ``"auto"``: dense up to 20 continuous parameters. Dense is for ``explorer="rwm"``.
+        ``"auto"``: dense up to 20 continuous parameters. With ``explorer="mala"`` the
+        same estimate is the preconditioner ``M_l = L_l L_l^T`` (its own gradients, no
+        differences; not with discrete variables).
     prior_rung : bool, optional
         Where the ladder starts at beta = 0 and the prior can be forward-sampled, the lowest
         rung draws an independent prior sample every sweep instead of a local move (Pigeons'
@@ -225,9 +227,11 @@ class ExchangeMC(Resumable, ArrayStepShared):
             n_discrete=self.discrete_columns.size,
         )  # fmt: skip
         self.prior_rung, self.target_accept = settings.prior_rung, settings.target_accept
-        self.dense = dense_proposal(options.proposal, options.explorer, n_continuous)
-        # a dense random walk learns its covariances from (difference) gradients too, while
-        # tuning; not with discrete variables, whose columns have no gradient
+        self.dense = dense_proposal(
+            options.proposal, options.explorer, n_continuous, discrete=bool(discrete)
+        )
+        # a dense proposal learns its covariances from gradients too, while tuning (MALA's
+        # own, or forward differences); not with discrete variables, which have none
         self.grad_tuning = self.dense and not discrete
         self._initial_log_scaling = settings.initial_log_scaling
         self.ladder_objective = options.ladder_objective
@@ -369,10 +373,16 @@ class ExchangeMC(Resumable, ArrayStepShared):
         if self.scales.grad_moments is not None:  # a dense proposal learning from gradients
             # forward differences (one batched call of n_rungs * d rows, tuning only): no
             # gradient to compile (about 1.7 s on a 10-parameter regression), any model
-            r, step = self.replicas, GRADIENT_STEP * self.scales.param_scale
-            grad = rwm.difference_gradient(
-                self.density.batch, r.x, r.logprior, r.loglik, self.betas, step
-            )
+            r, n_params = self.replicas, self.density.n_params
+            if self.explorer.needs_gradient:  # MALA carries each replica's gradients
+                grad = mala_rungs.tempered_grad(
+                    self.betas, r.aux[:, :n_params], r.aux[:, n_params:]
+                )
+            else:
+                step = GRADIENT_STEP * self.scales.param_scale
+                grad = rwm.difference_gradient(
+                    self.density.batch, r.x, r.logprior, r.loglik, self.betas, step
+                )
         self.scales = adaptation.tune_scales(
             self.scales, self.sweep, accept_prob, self.replicas.x, self.target_accept,
             self.tune_sweeps, self.prior_rung, grad,

@@ -151,18 +151,21 @@ def local_settings(
 
 def _check_proposal(proposal, explorer):
     _check_choice("proposal", proposal, PROPOSALS)
-    if proposal == "dense" and explorer != "rwm":
-        raise ValueError(
-            f"`proposal='dense'` is implemented for explorer='rwm', not explorer={explorer!r}: "
-            "pass explorer='rwm' (the default) or proposal='diag'."
-        )
 
 
-def dense_proposal(proposal: str, explorer: str, n_params: int) -> bool:
+def dense_proposal(proposal: str, explorer: str, n_params: int, discrete: bool = False) -> bool:
     """Whether the local moves use dense per-rung covariances (``proposal="dense"``, or
-    ``"auto"`` with the random walk and at most ``DENSE_MAX_PARAMS`` continuous parameters)."""
+    ``"auto"`` with at most ``DENSE_MAX_PARAMS`` continuous parameters). MALA's dense move
+    cannot leave discrete columns alone: refused with ``"dense"``, diagonal with ``"auto"``."""
+    if explorer == "mala" and discrete:
+        if proposal == "dense":
+            raise ValueError(
+                "`proposal='dense'` with explorer='mala' needs a model without discrete "
+                "variables: pass explorer='rwm' or proposal='diag'."
+            )
+        return False
     if proposal == "auto":
-        return explorer == "rwm" and n_params <= DENSE_MAX_PARAMS
+        return n_params <= DENSE_MAX_PARAMS
     return proposal == "dense"
 
 

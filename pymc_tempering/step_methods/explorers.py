@@ -133,9 +133,10 @@ class RandomWalk:
 class Langevin:
     r"""Metropolis-adjusted Langevin on every rung, with the batched gradient.
 
-    h-form step with diagonal preconditioner ``scale[l] ** 2`` and ``sqrt(2 h_l) =
-    exp(log_scaling[l])`` (see :mod:`pymc_tempering.kernels.mala_rungs`); ``aux`` holds each
-    replica's prior and likelihood gradients side by side.
+    h-form step with diagonal preconditioner ``scale[l] ** 2``, or with ``scales.chol`` the
+    dense ``L_l L_l^T``, and ``sqrt(2 h_l) = exp(log_scaling[l])`` (see
+    :mod:`pymc_tempering.kernels.mala_rungs`); ``aux`` holds each replica's prior and
+    likelihood gradients side by side.
     """
 
     name = "mala"
@@ -164,6 +165,8 @@ class Langevin:
         grad = mala_rungs.tempered_grad(betas, aux[:, :n_params], aux[:, n_params:])
         h = 0.5 * noise[:, None] ** 2
         cols = self._cols
+        if scales.chol is not None:  # dense preconditioner per rung (no fixed columns)
+            return self._explore_dense(replicas, betas, scales, exact, rng, pairs, grad, random)
         if cols is None:
             proposal = langevin_proposal(x, grad, h, scale**2, rng.standard_normal(x.shape))
         else:  # move the continuous columns only
@@ -181,6 +184,12 @@ class Langevin:
             log_q_ratio = mala_rungs.mala_log_q_ratio(
                 x, proposal[:, cols], grad, prop_grad[:, cols], noise, scale
             )
+        return self._finish(proposal, logprior, loglik, grad_prior, grad_lik, prop_grad,
+                            log_q_ratio, exact, rng, pairs, random)  # fmt: skip
+
+    def _finish(self, proposal, logprior, loglik, grad_prior, grad_lik, prop_grad, log_q_ratio,
+                exact, rng, pairs, random):  # fmt: skip
+        n_rungs = proposal.shape[0]
         # a non-finite gradient: reject the move
         logprior = np.where(np.all(np.isfinite(prop_grad), axis=1), logprior, -np.inf)
         log_u = np.log(rng.random(n_rungs))
@@ -195,6 +204,19 @@ class Langevin:
             SweepDraws(log_u, lower, log_u_swap),
             random,
         )  # fmt: skip
+
+    def _explore_dense(self, replicas, betas, scales, exact, rng, pairs, grad, random):
+        """The move with ``M_l = L_l L_l^T`` (:func:`mala_rungs.dense_mala_step`)."""
+        noise, chol = np.exp(scales.log_scaling), scales.chol
+        z = rng.standard_normal(replicas.x.shape)
+        proposal, u = mala_rungs.dense_mala_step(replicas.x, grad, chol, noise, z)
+        if exact is not None:
+            proposal[0] = exact
+        logprior, loglik, grad_prior, grad_lik = self.density.batch_grad(proposal)
+        prop_grad = mala_rungs.tempered_grad(betas, grad_prior, grad_lik)
+        log_q_ratio = mala_rungs.dense_mala_log_q_ratio(u, z, prop_grad, chol, noise)
+        return self._finish(proposal, logprior, loglik, grad_prior, grad_lik, prop_grad,
+                            log_q_ratio, exact, rng, pairs, random)  # fmt: skip
 
 
 EXPLORERS = {explorer.name: explorer for explorer in (RandomWalk, Langevin)}

@@ -9,8 +9,9 @@ import pymc as pm
 import pytest
 from helpers import SAMPLE_KWARGS, mode_weight_check, rung_loglik_z, sample_bimodal
 from helpers import seed_lecture_model as lecture_model
+from scipy import stats
 
-from pymc_tempering.kernels import rwm
+from pymc_tempering.kernels import mala_rungs, rwm
 from pymc_tempering.step_methods import explorers
 from pymc_tempering.step_methods.exchange import ExchangeMC
 
@@ -174,7 +175,7 @@ def test_auto_is_dense_for_small_random_walk_models_only():
     with correlated_model():
         assert ExchangeMC(n_rungs=4, proposal="auto").dense
         assert not ExchangeMC(n_rungs=4).dense  # the default: diagonal
-        assert not ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").dense
+        assert ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").dense
     with pm.Model():
         x = pm.Normal("x", 0, 1, shape=70)
         pm.Normal("y", x, 1, observed=np.zeros(70))
@@ -185,9 +186,56 @@ def test_auto_is_dense_for_small_random_walk_models_only():
     "kwargs, match",
     [
         ({"proposal": "full"}, "`proposal`"),
-        ({"proposal": "dense", "explorer": "mala"}, "proposal='diag'"),
     ],
 )
 def test_bad_proposal_arguments_are_refused_by_name(kwargs, match):
     with correlated_model(), pytest.raises(ValueError, match=match):
         ExchangeMC(n_rungs=4, **kwargs)
+
+
+def test_dense_mala_with_discrete_variables_is_refused_and_auto_stays_diagonal():
+    with pm.Model():
+        k = pm.Poisson("k", 3.0)
+        mu = pm.Normal("mu", 0, 1)
+        pm.Normal("y", mu + k, 1, observed=[0.1, 0.2])
+        with pytest.raises(ValueError, match="`proposal='dense'` with explorer='mala'"):
+            ExchangeMC(n_rungs=4, explorer="mala", proposal="dense")
+        assert not ExchangeMC(n_rungs=4, explorer="mala", proposal="auto").dense
+        assert ExchangeMC(n_rungs=4, proposal="dense").dense  # the random walk leaves k alone
+
+
+# -- MALA with a dense preconditioner per rung ---------------------------------------------------
+def test_dense_mala_samples_every_rung_of_a_correlated_gaussian():
+    z, rhat = correlated_check(sample_correlated(explorer="mala"))
+    assert z < 4 and rhat < 1.05, (z, rhat)
+
+
+def test_dense_mala_log_q_ratio_equals_the_direct_gaussian_densities():
+    """The whitened Hastings term against log N(x; x' + h M g', noise^2 M) - log N(x'; ...)."""
+    rng = np.random.default_rng(9)
+    d, noise = 3, np.array([0.7, 1.3])
+    chol = np.linalg.cholesky(np.stack([S_LIK, 2.0 * S_LIK + np.eye(3)]))
+    x, grad, prop_grad, z = (rng.normal(size=(2, d)) for _ in range(4))
+    prop, u = mala_rungs.dense_mala_step(x, grad, chol, noise, z)
+    h = 0.5 * noise**2
+    for rung in range(2):
+        m = chol[rung] @ chol[rung].T
+        cov = noise[rung] ** 2 * m
+        forward = stats.multivariate_normal(x[rung] + h[rung] * m @ grad[rung], cov)
+        backward = stats.multivariate_normal(prop[rung] + h[rung] * m @ prop_grad[rung], cov)
+        expected = backward.logpdf(x[rung]) - forward.logpdf(prop[rung])
+        got = mala_rungs.dense_mala_log_q_ratio(u, z, prop_grad, chol, noise)[rung]
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
+
+
+def test_dense_mala_with_the_factor_transposed_in_the_forward_move_fails(monkeypatch):
+    """A planted bug in the path production runs: the move uses ``L^T`` where the Hastings
+    term assumes ``L``."""
+    real = mala_rungs.dense_mala_step
+
+    def transposed(x, grad, chol, noise, z):
+        return real(x, grad, np.swapaxes(chol, -1, -2), noise, z)
+
+    monkeypatch.setattr(mala_rungs, "dense_mala_step", transposed)
+    z, rhat = correlated_check(sample_correlated(explorer="mala"))
+    assert z > 4 or rhat > 1.05, (z, rhat)
