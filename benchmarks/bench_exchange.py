@@ -13,7 +13,8 @@ batched density call.
 ``--correlated``: the correlated posteriors of ``bench_langevin.py`` (a regression with 8
 equicorrelated predictors, an AR(2) series, a latent AR(1) state of 50 steps), each sampled by
 ``ExchangeMC()`` as a user types it (32 rungs, diagonal proposals), by
-``ExchangeMC(proposal="dense")`` and by ``pm.sample``'s NUTS, with the same draws, tuning, 2
+``ExchangeMC(proposal="dense")`` (random walk), by ``ExchangeMC(explorer="mala",
+proposal="dense")`` and by ``pm.sample``'s NUTS, with the same draws, tuning, 2
 chains (sequentially, one core) and seed. ESS is ArviZ's bulk ESS at beta = 1 (the posterior),
 the minimum over all scalar parameters; "CPU s" is the CPU time of the whole call, a fresh model
 each time, so step construction, compilation and tuning are included; runs are interleaved and
@@ -48,6 +49,7 @@ CORRELATED = {
 CORRELATED_SAMPLERS = {
     "ExchangeMC()": lambda: {"step": pmt.ExchangeMC()},
     "ExchangeMC dense": lambda: {"step": pmt.ExchangeMC(proposal="dense")},
+    "EMC mala dense": lambda: {"step": pmt.ExchangeMC(explorer="mala", proposal="dense")},
     "NUTS": lambda: {},
 }
 
@@ -142,7 +144,8 @@ def correlated_table(models, draws, tune, repeats, seed=1):
     for name in models:
         runs = {s: [] for s in samplers}
         for rep in range(repeats):  # interleaved, the order rotated every repeat
-            for sampler in samplers[rep % 3 :] + samplers[: rep % 3]:
+            k = rep % len(samplers)
+            for sampler in samplers[k:] + samplers[:k]:
                 runs[sampler].append(
                     min_ess_per_cpu_second(CORRELATED[name], sampler, draws, tune, seed)
                 )
