@@ -17,6 +17,7 @@ import pymc_tempering.step_methods.langevin.mala as mala_module
 from pymc_tempering.kernels.dense import (
     dense_log_accept_ratio,
     dense_moments_init,
+    dense_moments_merge,
     dense_preconditioner,
     dense_welford_update,
     spd_geometric_mean,
@@ -155,6 +156,25 @@ def test_transposed_cholesky_in_the_ratio_fails_the_same_check(monkeypatch, targ
     monkeypatch.setattr(mala_module, "dense_log_accept_ratio", transposed)
     max_z, _ = dense_check(target)
     assert max_z > 4, max_z  # 8.2 and 8.7 (seeds 1, 2: 10.1 / 5.9, 4.3 / 5.9)
+
+
+def test_window_moments_merged_in_blocks_equal_welford_and_use_one_blas_thread():
+    from threadpoolctl import threadpool_info
+
+    rng = np.random.default_rng(5)
+    rows = rng.normal(size=(150, 6)) * np.arange(1, 7)
+    welford = dense_moments_init(6)
+    for row in rows:
+        welford = dense_welford_update(welford, row)
+    merged = dense_moments_init(6)
+    for block in (rows[:64], rows[64:128], rows[128:]):
+        merged = dense_moments_merge(merged, block)
+    assert merged.count == welford.count == 150
+    np.testing.assert_allclose(merged.mean, welford.mean, rtol=1e-12)
+    np.testing.assert_allclose(merged.m2, welford.m2, rtol=1e-10)
+    with tuning.one_blas_thread():
+        inside = [i["num_threads"] for i in threadpool_info() if i["internal_api"] == "openblas"]
+    assert all(n == 1 for n in inside)
 
 
 # -- state ---------------------------------------------------------------------------------------

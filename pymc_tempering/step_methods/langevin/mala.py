@@ -16,9 +16,16 @@ from pymc_tempering.kernels.langevin import mala_log_accept_ratio
 from pymc_tempering.kernels.moments import moments_init
 from pymc_tempering.step_methods._progress import progress_columns
 from pymc_tempering.step_methods.langevin import tuning
-from pymc_tempering.step_methods.langevin.base import LangevinBase, check_scaling, positive_finite
+from pymc_tempering.step_methods.langevin.base import LangevinBase, positive_finite
+from pymc_tempering.step_methods.langevin.options import (
+    DENSE_MAX_PARAMS,
+    MAX_AUTO_STEPS,
+    check_matrix_scaling,
+    check_steps_per_draw,
+    resolve_preconditioner,
+)
 
-__all__ = ["MALA", "MALAState"]
+__all__ = ["MALA", "MALAState", "DENSE_MAX_PARAMS", "MAX_AUTO_STEPS"]
 
 
 @dataclass_state
@@ -43,64 +50,6 @@ class MALAState(StepMethodState):
     steps_per_draw: Any = field(metadata={"frozen": True})
     beta: float = field(metadata={"frozen": True})
     preconditioner: str = field(metadata={"frozen": True})
-
-
-def _check_scaling(scaling, n_params: int) -> np.ndarray:
-    """A vector (:func:`check_scaling`) or a symmetric positive definite ``(n, n)`` matrix."""
-    arr = np.asarray(scaling, dtype=np.float64)
-    if arr.ndim != 2:
-        return check_scaling(scaling, n_params, "MALA")
-    ok = arr.shape == (n_params, n_params) and np.all(np.isfinite(arr))
-    if ok and np.allclose(arr, arr.T):
-        try:
-            np.linalg.cholesky(arr)
-            return 0.5 * (arr + arr.T)
-        except np.linalg.LinAlgError:
-            pass
-    raise ValueError(
-        f"A matrix `scaling` of MALA must be a symmetric positive definite {n_params} x "
-        f"{n_params} matrix (about the posterior covariance of the flattened, transformed "
-        f"variables); got shape {arr.shape}."
-    )
-
-
-DENSE_MAX_PARAMS = 100  # preconditioner="auto": dense up to this many parameters
-MAX_AUTO_STEPS = 20  # "auto" steps per draw: at most this many transitions per recorded draw
-
-
-def _resolve_preconditioner(preconditioner: str, scaling: np.ndarray, adapt_scaling: bool) -> str:
-    """``"diag"`` or ``"dense"``: ``"auto"`` learns a dense matrix up to
-    :data:`DENSE_MAX_PARAMS` parameters, and keeps a matrix or a fixed vector ``scaling`` as
-    given (a fixed vector is a diagonal M)."""
-    if preconditioner not in ("diag", "dense", "auto"):
-        raise ValueError(
-            f"`preconditioner` must be 'diag', 'dense' or 'auto', got {preconditioner!r}."
-        )
-    if scaling.ndim == 2 and preconditioner == "diag":
-        raise ValueError(
-            "A matrix `scaling` is a dense preconditioner: pass preconditioner='dense' (or "
-            "'auto'), or a vector for the diagonal one."
-        )
-    if preconditioner != "auto":
-        return preconditioner
-    if scaling.ndim == 2:
-        return "dense"
-    if not adapt_scaling:
-        return "diag"
-    return "dense" if scaling.size <= DENSE_MAX_PARAMS else "diag"
-
-
-def _check_steps_per_draw(steps_per_draw):
-    """``"auto"`` or a positive int, else a ValueError naming the argument."""
-    if isinstance(steps_per_draw, str) and steps_per_draw == "auto":
-        return "auto"
-    if isinstance(steps_per_draw, bool) or not isinstance(steps_per_draw, int | np.integer):
-        raise ValueError(
-            f"`steps_per_draw` must be a positive integer or 'auto', got {steps_per_draw!r}."
-        )
-    if steps_per_draw < 1:
-        raise ValueError(f"`steps_per_draw` must be a positive integer, got {steps_per_draw}.")
-    return int(steps_per_draw)
 
 
 class MALA(LangevinBase):
@@ -256,7 +205,7 @@ class MALA(LangevinBase):
         compile_kwargs: dict | None = None,
         blocked: bool = True,
     ):
-        self.steps_per_draw = _check_steps_per_draw(steps_per_draw)
+        self.steps_per_draw = check_steps_per_draw(steps_per_draw)
         if step_size is not None:
             step_size = positive_finite(
                 step_size, "step_size", "Pass h > 0, or leave it out to have it tuned."
@@ -277,10 +226,10 @@ class MALA(LangevinBase):
         )
         n = self.n_params
         self._initial_step_size = n ** (-1.0 / 3.0) if step_size is None else step_size
-        self._initial_scaling = np.ones(n) if scaling is None else _check_scaling(scaling, n)
+        self._initial_scaling = np.ones(n) if scaling is None else check_matrix_scaling(scaling, n)
         self.adapt_step_size = step_size is None if adapt_step_size is None else adapt_step_size
         self.adapt_scaling = scaling is None if adapt_scaling is None else adapt_scaling
-        self.preconditioner = _resolve_preconditioner(
+        self.preconditioner = resolve_preconditioner(
             preconditioner, self._initial_scaling, self.adapt_scaling
         )
         if self.preconditioner == "dense" and self._initial_scaling.ndim == 1:

@@ -1,0 +1,72 @@
+"""MALA's argument checks and the rules of its "auto" options: which preconditioner, how many
+transitions per recorded draw."""
+
+import numpy as np
+
+from pymc_tempering.step_methods.langevin.base import check_scaling
+
+__all__ = [
+    "DENSE_MAX_PARAMS",
+    "MAX_AUTO_STEPS",
+    "check_matrix_scaling",
+    "resolve_preconditioner",
+    "check_steps_per_draw",
+]
+
+
+def check_matrix_scaling(scaling, n_params: int) -> np.ndarray:
+    """A vector (:func:`check_scaling`) or a symmetric positive definite ``(n, n)`` matrix."""
+    arr = np.asarray(scaling, dtype=np.float64)
+    if arr.ndim != 2:
+        return check_scaling(scaling, n_params, "MALA")
+    ok = arr.shape == (n_params, n_params) and np.all(np.isfinite(arr))
+    if ok and np.allclose(arr, arr.T):
+        try:
+            np.linalg.cholesky(arr)
+            return 0.5 * (arr + arr.T)
+        except np.linalg.LinAlgError:
+            pass
+    raise ValueError(
+        f"A matrix `scaling` of MALA must be a symmetric positive definite {n_params} x "
+        f"{n_params} matrix (about the posterior covariance of the flattened, transformed "
+        f"variables); got shape {arr.shape}."
+    )
+
+
+DENSE_MAX_PARAMS = 100  # preconditioner="auto": dense up to this many parameters
+MAX_AUTO_STEPS = 20  # "auto" steps per draw: at most this many transitions per recorded draw
+
+
+def resolve_preconditioner(preconditioner: str, scaling: np.ndarray, adapt_scaling: bool) -> str:
+    """``"diag"`` or ``"dense"``: ``"auto"`` learns a dense matrix up to
+    :data:`DENSE_MAX_PARAMS` parameters, and keeps a matrix or a fixed vector ``scaling`` as
+    given (a fixed vector is a diagonal M)."""
+    if preconditioner not in ("diag", "dense", "auto"):
+        raise ValueError(
+            f"`preconditioner` must be 'diag', 'dense' or 'auto', got {preconditioner!r}."
+        )
+    if scaling.ndim == 2 and preconditioner == "diag":
+        raise ValueError(
+            "A matrix `scaling` is a dense preconditioner: pass preconditioner='dense' (or "
+            "'auto'), or a vector for the diagonal one."
+        )
+    if preconditioner != "auto":
+        return preconditioner
+    if scaling.ndim == 2:
+        return "dense"
+    if not adapt_scaling:
+        return "diag"
+    return "dense" if scaling.size <= DENSE_MAX_PARAMS else "diag"
+
+
+def check_steps_per_draw(steps_per_draw):
+    """``"auto"`` or a positive int, else a ValueError naming the argument."""
+    if isinstance(steps_per_draw, str) and steps_per_draw == "auto":
+        return "auto"
+    if isinstance(steps_per_draw, bool) or not isinstance(steps_per_draw, int | np.integer):
+        raise ValueError(
+            f"`steps_per_draw` must be a positive integer or 'auto', got {steps_per_draw!r}."
+        )
+    if steps_per_draw < 1:
+        raise ValueError(f"`steps_per_draw` must be a positive integer, got {steps_per_draw}.")
+    return int(steps_per_draw)
