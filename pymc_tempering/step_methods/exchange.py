@@ -104,7 +104,7 @@ class ExchangeMC(Resumable, ArrayStepShared):
         using the batched gradient (one compiled call for all rungs; h-form step, diagonal
         preconditioner from the warm-up, tuned towards acceptance 0.574).
     proposal : {"diag", "dense", "auto"}, default "diag"
-        The random walk's proposal covariance on each rung, learned during tuning:
+        The local move's proposal covariance on each rung, learned during tuning:
         ``"diag"``, one scale per parameter (the rung's standard deviations); ``"dense"``,
         the rung's full covariance (proposal ``x + scaling[l] * L_l z`` with ``L_l`` its
         Cholesky factor; Haario et al. 2001), which follows correlated posteriors.
@@ -112,9 +112,9 @@ class ExchangeMC(Resumable, ArrayStepShared):
         (forward differences, tuning only; exact for a Gaussian rung however little the
         window explored), as MALA's dense preconditioner does. Costs ``n_rungs * d**2``
         flops per sweep and ``n_rungs * d`` extra density rows per tuning sweep.
-        ``"auto"``: dense up to 20 continuous parameters. With ``explorer="mala"`` the
-        same estimate is the preconditioner ``M_l = L_l L_l^T`` (its own gradients, no
-        differences; not with discrete variables).
+        ``"auto"``: dense up to 20 continuous parameters (64 with MALA). With
+        ``explorer="mala"`` the same estimate is the preconditioner ``M_l = L_l L_l^T`` (its
+        own gradients, no differences; not with discrete variables).
     prior_rung : bool, optional
         Where the ladder starts at beta = 0 and the prior can be forward-sampled, the lowest
         rung draws an independent prior sample every sweep instead of a local move (Pigeons'

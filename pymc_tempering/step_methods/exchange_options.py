@@ -36,11 +36,12 @@ INITS = ("prior", "jitter")
 # the sweep's compiled NumPy kernels need NumPy, written in place
 FOREIGN_LINKERS = ("JAXLinker", "PytorchLinker", "MLXLinker", "_DummyLinker")
 PROPOSALS = ("auto", "diag", "dense")
-# proposal="auto" is dense up to this many continuous parameters. Measured
-# (benchmarks/bench_exchange.py --correlated): 10 parameters, min ESS 10x the diagonal's; 50
-# parameters, no gain (neither random walk mixes in 1,000 tuning draws) at 3x the CPU time, as
-# a dense tuning sweep evaluates n_rungs * d shifted points. 20 lies between the two.
-DENSE_MAX_PARAMS = 20
+# proposal="auto" is dense up to this many continuous parameters, per explorer. Measured
+# (benchmarks/bench_exchange.py --correlated): the random walk, 10 parameters, min ESS 16x the
+# diagonal's; 50 parameters, no gain (neither mixes in 1,000 tuning draws) at 3x the CPU time,
+# as a dense tuning sweep evaluates n_rungs * d shifted points: 20 lies between the two. MALA
+# (its own gradients, no extra points): 2.8x the diagonal's min ESS per second at 50.
+DENSE_MAX_PARAMS = {"rwm": 20, "mala": 64}
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ def _check_proposal(proposal, explorer):
 
 def dense_proposal(proposal: str, explorer: str, n_params: int, discrete: bool = False) -> bool:
     """Whether the local moves use dense per-rung covariances (``proposal="dense"``, or
-    ``"auto"`` with at most ``DENSE_MAX_PARAMS`` continuous parameters). MALA's dense move
+    ``"auto"`` with at most ``DENSE_MAX_PARAMS[explorer]`` continuous parameters). MALA's dense move
     cannot leave discrete columns alone: refused with ``"dense"``, diagonal with ``"auto"``."""
     if explorer == "mala" and discrete:
         if proposal == "dense":
@@ -165,7 +166,7 @@ def dense_proposal(proposal: str, explorer: str, n_params: int, discrete: bool =
             )
         return False
     if proposal == "auto":
-        return n_params <= DENSE_MAX_PARAMS
+        return n_params <= DENSE_MAX_PARAMS[explorer]
     return proposal == "dense"
 
 

@@ -171,15 +171,20 @@ def test_a_continued_dense_run_equals_one_long_run():
             assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
 
 
-def test_auto_is_dense_for_small_random_walk_models_only():
+def test_auto_is_dense_for_small_models_only():
     with correlated_model():
         assert ExchangeMC(n_rungs=4, proposal="auto").dense
         assert not ExchangeMC(n_rungs=4).dense  # the default: diagonal
         assert ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").dense
+    with pm.Model():  # 30 parameters: dense for MALA only (no extra density rows)
+        x = pm.Normal("x", 0, 1, shape=30)
+        pm.Normal("y", x, 1, observed=np.zeros(30))
+        assert not ExchangeMC(n_rungs=4, proposal="auto").dense
+        assert ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").dense
     with pm.Model():
         x = pm.Normal("x", 0, 1, shape=70)
         pm.Normal("y", x, 1, observed=np.zeros(70))
-        assert not ExchangeMC(n_rungs=4, proposal="auto").dense
+        assert not ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").dense
 
 
 @pytest.mark.parametrize(
