@@ -6,6 +6,8 @@ functions (:mod:`pymc_tempering.adaptation`) and the sampling state typed record
 (:mod:`.exchange_state`).
 """
 
+import contextlib
+
 import numpy as np
 from pymc.blocking import RaveledVars
 from pymc.model import modelcontext
@@ -38,6 +40,7 @@ from pymc_tempering.step_methods.exchange_state import (
     initial_replicas,
 )
 from pymc_tempering.step_methods.explorers import EXPLORERS
+from pymc_tempering.step_methods.langevin.tuning import one_blas_thread
 from pymc_tempering.swap import swap_pairs
 
 __all__ = ["ExchangeMC"]
@@ -383,10 +386,13 @@ class ExchangeMC(Resumable, ArrayStepShared):
                 grad = rwm.difference_gradient(
                     self.density.batch, r.x, r.logprior, r.loglik, self.betas, step
                 )
-        self.scales = adaptation.tune_scales(
-            self.scales, self.sweep, accept_prob, self.replicas.x, self.target_accept,
-            self.tune_sweeps, self.prior_rung, grad,
-        )  # fmt: skip
+        # a dense window's end: per-rung eigendecompositions, faster on one OpenBLAS thread
+        window_end = self.dense and self.sweep + 1 == self.scales.window_end
+        with one_blas_thread() if window_end else contextlib.nullcontext():
+            self.scales = adaptation.tune_scales(
+                self.scales, self.sweep, accept_prob, self.replicas.x, self.target_accept,
+                self.tune_sweeps, self.prior_rung, grad,
+            )  # fmt: skip
         if self.ladder_tuning is None:
             return
         rnd = adaptation.accumulate_swaps(self.ladder_tuning, lower, swap_prob, self.loglik)
