@@ -108,6 +108,8 @@ CASES = [
          model=mixed_model, frozen=_EXCHANGE_SCALES, keeps_last_tuned=_EXCHANGE_SCALES),
     Case("ula", ULA, {"step_size": 0.05}),
     Case("mala", MALA, frozen=("step_size", "scaling_min", "scaling_max")),
+    Case("mala-diag", MALA, {"preconditioner": "diag", "steps_per_draw": 1},
+         frozen=("step_size", "scaling_min", "scaling_max")),
     Case("mala-steps-3", MALA, {"steps_per_draw": 3},
          frozen=("step_size", "scaling_min", "scaling_max")),
     Case("mala-dense", MALA, {"preconditioner": "dense", "steps_per_draw": "auto"},
