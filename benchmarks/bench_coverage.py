@@ -18,6 +18,8 @@ Routes, per seed s (random_seed=s, cores=1; the MCSE does not depend on cores):
   run), then ``pmt.thermodynamic_integration`` and ``pmt.stepping_stone``;
 * default: ``pmt.marginal_likelihood(model, random_seed=s)`` (256 rungs, 8 chains, 1000 tuning
   + 1000 draws);
+* adaptive: the same with ``ladder="adaptive"`` (rungs re-placed for the evidence during
+  tuning, per chain);
 * chains2, chains4 (opt-in with ``--routes``): the same with ``chains=2`` and ``chains=4``,
   ``draws=2000`` (the defaults before 8 chains), where the MCSE cannot or can barely use the
   spread between chains.
@@ -73,10 +75,11 @@ QUIET = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
 LADDER64 = {"draws": 2000, "tune": 1000, "chains": 4}
 ESTIMATORS = ("TI", "SS")
 #: routes: ladder64 (pm.sample, 4 chains, 64 rungs), marginal_likelihood's defaults (8 chains),
-#: and the same with 2 and 4 chains
+#: the same with the adaptive ladder, and with 2 and 4 chains
 ROUTES = {
     "ladder64": LADDER64,
     "default": {},
+    "adaptive": {"ladder": "adaptive"},
     "chains2": {"chains": 2, "draws": 2000},
     "chains4": {"chains": 4, "draws": 2000},
 }
@@ -283,9 +286,14 @@ def mcse_variants(betas, loglik, estimator):
 
 
 # --- reading and reporting ---------------------------------------------------------------------
-def load_runs(model_name, route):
+def load_runs(model_name, route, per_chain_ladders=True):
+    """Saved runs of a route; ``per_chain_ladders=False`` gives none for a route whose chains
+    tuned their own ladders (the offline prototypes of sections 2 and 3 need one ladder)."""
     paths = sorted(OUTPUT.glob(f"{model_name}_{route}_*.npz"))
-    return [dict(np.load(path)) for path in paths]
+    runs = [dict(np.load(path)) for path in paths]
+    if runs and runs[0]["betas"].ndim > 1 and not per_chain_ladders:
+        return []
+    return runs
 
 
 def coverage_row(errors, mcse):
@@ -315,9 +323,14 @@ PACKAGE = {
 
 def _recompute(run, estimators):
     """The package's current estimates on a saved run: (log Z, MCSE, warned) per estimator."""
+    # as ExchangeMC's sample stats: the ladder of each draw, (rung,) or (chain, rung) saved
+    loglik = run["rung_loglik"]
+    betas = np.broadcast_to(np.atleast_2d(run["betas"])[:, None, :], loglik.shape)
     ds = xr.Dataset(
-        {"rung_loglik": (("chain", "draw", "rung"), run["rung_loglik"])},
-        coords={"rung": np.arange(run["betas"].size), "beta": ("rung", run["betas"])},
+        {
+            "rung_loglik": (("chain", "draw", "rung_loglik_dim_0"), loglik),
+            "betas": (("chain", "draw", "betas_dim_0"), betas),
+        }
     )
     out = []
     for fn in (PACKAGE[name] for name in estimators):
@@ -347,8 +360,9 @@ def report_package(cases, estimators=("TI", "SS", "BAR")):
                 warned = sum(values[j][2] for values in current)
                 row = coverage_row(errors, mcse)
                 print(ROW.format(name, route, est, "package", *row, f"{warned}/{len(runs)}"))
-            betas = runs[0]["betas"]
-            bias = ti_quadrature(betas, *moments(betas))[1] - log_z
+            # the pooled estimate is the chains' mean: so is its quadrature bias
+            ladders = np.atleast_2d(runs[0]["betas"])
+            bias = np.mean([ti_quadrature(b, *moments(b))[1] for b in ladders]) - log_z
             wall = np.mean([run["wall"] for run in runs])
             print(
                 f"{'':<22}{len(runs)} runs, {wall:.1f} s each; TI corrected rule's quadrature "
@@ -375,7 +389,7 @@ def report_variants(cases):
     print("-" * len(header))
     for name, (_, log_z, _) in cases.items():
         for route in ROUTES:
-            runs = load_runs(name, route)
+            runs = load_runs(name, route, per_chain_ladders=False)
             if not runs:
                 continue
             tables = [_variant_table(runs, log_z, est) for est in ESTIMATORS]
@@ -404,7 +418,7 @@ def why_it_misses(cases):
     print("-" * len(header))
     for name in cases:
         for route in ROUTES:
-            runs = load_runs(name, route)
+            runs = load_runs(name, route, per_chain_ladders=False)
             if runs:
                 print(_why_row(name, route, runs, sizes))
     print(

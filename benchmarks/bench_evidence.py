@@ -1,6 +1,7 @@
 """Log evidence: ExchangeMC + TI / stepping stone vs pm.sample_smc, side by side, one process.
 
 Run: python benchmarks/bench_evidence.py [--seeds 100] [--skip-calibration]
+     python benchmarks/bench_evidence.py --smc-only [--smc-seeds 5] [--budgets 1 5] [--smc-mbar]
 
 1. Accuracy and wall time against closed-form log Z, ours vs PyMC's SMC (its defaults with 2
    chains; ours one chain on a dense geometric ladder; cores=1 for both), on the seed lecture's
@@ -11,6 +12,16 @@ Run: python benchmarks/bench_evidence.py [--seeds 100] [--skip-calibration]
 3. Radiata pine (Williams 1959): exact evidences of the two regressions under the Normal-Gamma
    prior, TI / stepping stone with the data's raw parametrisation and a non-centred one, Laplace
    and BIC, and the model-comparison table.
+
+4. Equal wall time against ``pm.sample_smc`` as a user runs it (``--smc-only`` runs only this):
+   its defaults (2 chains, 2000 draws) and 5x its draws; ``marginal_likelihood`` with its
+   defaults but ``draws`` chosen to fill the same wall time (from a timed pilot); cores=1 for
+   both, in one process, one seed's SMC run then ours, so load hits both. Problems: a 10-D
+   two-mode target (modes at -m and +m, m from 3 to 5 per axis, weights 0.3 / 0.7, prior
+   N(0, 20^2 I)) and radiata pine's Normal-Gamma regression (non-centred), both with exact
+   log Z. Per cell over seeds: rms error, mean reported error bar and coverage (|error| < 2
+   error bars) for MBAR, BAR, TI, SS and SMC (SMC's error bar: the sd of its chains'
+   estimates / sqrt(chains)).
 
 Wall times include compilation, for both samplers.
 """
@@ -26,7 +37,9 @@ import numpy as np
 import pymc as pm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_evidence_smc as bench_smc  # noqa: E402
 import targets  # noqa: E402
 
 import pymc_tempering as pmt  # noqa: E402
@@ -207,12 +220,25 @@ def main():
     parser.add_argument("--seeds", type=int, default=100, help="calibration seeds")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-calibration", action="store_true")
+    parser.add_argument("--smc-only", action="store_true", help="only section 4")
+    parser.add_argument("--smc-seeds", type=int, default=5, help="seeds per cell, section 4")
+    parser.add_argument("--budgets", type=int, nargs="+", default=[1, 5],
+                        help="SMC draws as multiples of its default 2000")  # fmt: skip
+    parser.add_argument("--problems", nargs="+", default=list(bench_smc.PROBLEMS))
+    parser.add_argument("--smc-mbar", action="store_true", help="section 4 with MBAR too")
+    parser.add_argument("--smc-ladder", choices=["geometric", "adaptive"], default="geometric",
+                        help="section 4: marginal_likelihood's ladder=")  # fmt: skip
     args = parser.parse_args()
     print(f"pymc {pm.__version__}; one process; wall times include compilation")
+    bench_smc.OURS["ladder"] = args.smc_ladder
+    if args.smc_only:
+        bench_smc.equal_time(args.problems, args.budgets, args.smc_seeds, args.smc_mbar)
+        return
     side_by_side(args.seed)
     if not args.skip_calibration:
         calibration(args.seeds)
     radiata(args.seed)
+    bench_smc.equal_time(args.problems, args.budgets, args.smc_seeds, args.smc_mbar)
 
 
 if __name__ == "__main__":

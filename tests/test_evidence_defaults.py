@@ -1,9 +1,9 @@
-"""marginal_likelihood's default ladder: 256 rungs re-placed for the evidence during tuning.
+"""marginal_likelihood's ladders: the fixed geometric default, and ``ladder="adaptive"``.
 
-The default route is ExchangeMC's ``ladder="adaptive", ladder_objective="evidence"`` from
+``ladder="adaptive"`` is ExchangeMC's ``ladder="adaptive", ladder_objective="evidence"`` from
 ``evidence_ladder(n_rungs, beta_min)``, per chain; the estimators pool the chains' estimates
 and count draws and ESS over all chains (not chain by chain). Small settings here; the
-benchmarks that chose the default are ``benchmarks/bench_evidence.py --smc-only`` and
+measurements are ``benchmarks/bench_evidence.py --smc-only`` and
 ``benchmarks/bench_coverage.py --routes adaptive``.
 """
 
@@ -19,13 +19,14 @@ from pymc_tempering.exact import two_mode_log_evidence, two_mode_model
 
 QUIET = {"cores": 1, "progressbar": False}
 SMALL = {"n_rungs": 24, "beta_min": 1e-4, "draws": 400, "tune": 400, "chains": 4}
+ADAPTIVE = SMALL | {"ladder": "adaptive"}
 
 
 def _run(model, seed, **kwargs):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pmt.EvidenceWarning)
         result, idata = marginal_likelihood(
-            model, random_seed=seed, return_idata=True, **(SMALL | kwargs), **QUIET
+            model, random_seed=seed, return_idata=True, **(ADAPTIVE | kwargs), **QUIET
         )
     texts = [str(w.message) for w in caught if issubclass(w.category, pmt.EvidenceWarning)]
     return result, idata, texts
@@ -36,24 +37,24 @@ def _ladders(idata):
     return idata.sample_stats["betas"].values[:, -1]
 
 
-def test_step_kwargs_choose_the_evidence_adaptive_ladder_by_default():
+def test_step_kwargs_choose_the_ladder():
     start = pmt.evidence_ladder(16, 1e-4)
-    kwargs = _evidence_step_kwargs(None, 16, 1e-4)
+    kwargs = _evidence_step_kwargs(None, 16, 1e-4, ladder="adaptive")
     assert kwargs["ladder"] == "adaptive" and kwargs["ladder_objective"] == "evidence"
     np.testing.assert_array_equal(kwargs["betas"], start)
-    fixed = _evidence_step_kwargs(None, 16, 1e-4, ladder="geometric")
+    fixed = _evidence_step_kwargs(None, 16, 1e-4)  # the default: the fixed geometric ladder
     assert set(fixed) == {"betas"}
     np.testing.assert_array_equal(fixed["betas"], start)
     # the user's own choices in step_kwargs win over `ladder`
     assert _evidence_step_kwargs({"betas": [0, 0.5, 1]}, 16, 1e-4) == {"betas": [0, 0.5, 1]}
     swap = _evidence_step_kwargs({"ladder": "adaptive", "n_rungs": 8}, 16, 1e-4)
     assert "ladder_objective" not in swap and swap["betas"].size == 8
-    with pytest.raises(ValueError, match=r"`ladder` must be one of \['adaptive', 'geometric'\]"):
+    with pytest.raises(ValueError, match=r"`ladder` must be one of \['geometric', 'adaptive'\]"):
         _evidence_step_kwargs(None, 16, 1e-4, ladder="power")
 
 
 @pytest.mark.parametrize("seed", [3, 11])
-def test_default_adapts_each_chains_ladder_and_hits_the_exact_evidence(seed):
+def test_adaptive_tunes_each_chains_ladder_and_hits_the_exact_evidence(seed):
     """Lecture model: every chain re-placed its rungs above beta_min (kept, as the evidence
     objective does), TI and SS within 4 MCSE of the closed form, no warning."""
     x = targets.lecture_data()
@@ -68,7 +69,7 @@ def test_default_adapts_each_chains_ladder_and_hits_the_exact_evidence(seed):
     assert texts == [] and (result.warning.values == "").all()
 
 
-def test_default_on_the_two_mode_target():
+def test_adaptive_on_the_two_mode_target():
     """Two well-separated modes (weights 0.3 / 0.7): within 4 MCSE of the exact log Z."""
     result, _, texts = _run(two_mode_model(), 5, n_rungs=32, draws=600, tune=600)
     err = result.log_marginal_likelihood.values - two_mode_log_evidence()
@@ -76,9 +77,14 @@ def test_default_on_the_two_mode_target():
     assert texts == []
 
 
-def test_geometric_keeps_the_fixed_ladder():
+def test_the_default_keeps_the_fixed_geometric_ladder():
     x = targets.lecture_data()
-    _, idata, _ = _run(targets.lecture_model(x), 1, ladder="geometric", draws=100, tune=100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pmt.EvidenceWarning)
+        _, idata = marginal_likelihood(
+            targets.lecture_model(x), random_seed=1, return_idata=True,
+            **(SMALL | {"draws": 100, "tune": 100}), **QUIET,
+        )  # fmt: skip
     start = pmt.evidence_ladder(SMALL["n_rungs"], SMALL["beta_min"])
     np.testing.assert_array_equal(idata.sample_stats["betas"].values[0, 0], start)
 
