@@ -173,7 +173,9 @@ def test_an_interrupted_run_is_kept_and_continues_as_one_long_run(tmp_path, core
                    timeout=120, capture_output=True)  # fmt: skip
     partial = xr.open_datatree(path)
     n = partial.posterior.sizes["draw"]
-    assert 100 <= n < 5000  # stopped by the signal, draws so far kept
+    # stopped by the signal, draws so far kept; with cores=2 the other chain may lag behind
+    # chain 0's 150 draws on a busy machine, and PyMC cuts both chains to the shorter one
+    assert 0 < n < 5000
     assert all(c["replay"] >= 0 for c in chain_checkpoints(partial))
     joined = continue_sampling(partial, 40, model=small_model(), cores=cores, **QUIET)
     with small_model():
