@@ -19,6 +19,7 @@ import numpy as np
 
 __all__ = [
     "DenseMoments",
+    "shrunk_covariance",
     "dense_moments_init",
     "dense_welford_update",
     "dense_moments_merge",
@@ -66,7 +67,7 @@ def dense_moments_merge(moments: DenseMoments, rows) -> DenseMoments:
     return DenseMoments(count, mean, m2)
 
 
-def _shrunk_covariance(moments: DenseMoments) -> np.ndarray:
+def shrunk_covariance(moments: DenseMoments) -> np.ndarray:
     """Sample covariance shrunk towards its own diagonal with weight ``d / (n + d)``: full
     rank for any window, and near the sample covariance once the window is long."""
     n, d = moments.count, moments.mean.size
@@ -96,7 +97,7 @@ def dense_preconditioner(draws: DenseMoments, grads: DenseMoments):
     if draws.count < 3:
         return None
     with np.errstate(all="ignore"):
-        cov_x, cov_g = _shrunk_covariance(draws), _shrunk_covariance(grads)
+        cov_x, cov_g = shrunk_covariance(draws), shrunk_covariance(grads)
         if not (np.all(np.isfinite(cov_x)) and np.all(np.isfinite(cov_g))):
             return None
         if np.any(np.diag(cov_x) <= 0) or np.any(np.diag(cov_g) <= 0):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pymc_tempering.kernels.dense import DenseMoments, _shrunk_covariance
+from pymc_tempering.kernels.dense import DenseMoments, shrunk_covariance
 from pymc_tempering.kernels.moments import Moments, shrunk_variance
 
 __all__ = [
@@ -160,7 +160,7 @@ def proposal_covariance(moments: Moments, floor: float) -> np.ndarray:
     """
     n, d = moments.count, moments.mean.shape[-1]
     rungs = zip(moments.mean, moments.m2, strict=True)
-    cov = np.stack([_shrunk_covariance(DenseMoments(n, mean, m2)) for mean, m2 in rungs])
+    cov = np.stack([shrunk_covariance(DenseMoments(n, mean, m2)) for mean, m2 in rungs])
     return (n / (n + 5.0)) * cov + (floor * 5.0 / (n + 5.0)) * np.eye(d)
 
 

@@ -16,6 +16,7 @@ from pymc.step_methods.compound import Competence
 from pymc.util import get_value_vars_from_user_vars
 
 from pymc_tempering import adaptation
+from pymc_tempering._blas import one_blas_thread
 from pymc_tempering.kernels import fused, mala_rungs, rwm
 from pymc_tempering.kernels.fused import ACCEPT, SWAP
 from pymc_tempering.resume.checkpoint import Resumable
@@ -40,7 +41,6 @@ from pymc_tempering.step_methods.exchange_state import (
     initial_replicas,
 )
 from pymc_tempering.step_methods.explorers import EXPLORERS
-from pymc_tempering.step_methods.langevin.tuning import one_blas_thread
 from pymc_tempering.swap import swap_pairs
 
 __all__ = ["ExchangeMC"]

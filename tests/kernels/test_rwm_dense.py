@@ -6,7 +6,7 @@ hand-derived numbers (no sampling)."""
 import numpy as np
 
 from pymc_tempering import adaptation as ad
-from pymc_tempering.kernels.dense import DenseMoments, _shrunk_covariance
+from pymc_tempering.kernels.dense import DenseMoments, shrunk_covariance
 from pymc_tempering.kernels.fused import Replicas
 from pymc_tempering.kernels.moments import (
     Moments,
@@ -56,7 +56,7 @@ def test_proposal_covariance_by_hand():
         np.testing.assert_allclose(cov[rung], expected, rtol=1e-12)
         # the same shrinkage function as the preconditioner, not a copy
         np.testing.assert_allclose(
-            _shrunk_covariance(DenseMoments(n, moments.mean[rung], moments.m2[rung])),
+            shrunk_covariance(DenseMoments(n, moments.mean[rung], moments.m2[rung])),
             shrunk,
             rtol=1e-12,
         )

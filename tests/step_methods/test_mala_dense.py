@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 import pymc_tempering.step_methods.langevin.mala as mala_module
+from pymc_tempering._blas import one_blas_thread
 from pymc_tempering.kernels.dense import (
     dense_log_accept_ratio,
     dense_moments_init,
@@ -172,7 +173,7 @@ def test_window_moments_merged_in_blocks_equal_welford_and_use_one_blas_thread()
     assert merged.count == welford.count == 150
     np.testing.assert_allclose(merged.mean, welford.mean, rtol=1e-12)
     np.testing.assert_allclose(merged.m2, welford.m2, rtol=1e-10)
-    with tuning.one_blas_thread():
+    with one_blas_thread():
         inside = [i["num_threads"] for i in threadpool_info() if i["internal_api"] == "openblas"]
     assert all(n == 1 for n in inside)
 

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pymc_tempering._blas import one_blas_thread
 from pymc_tempering.kernels.dense import (
     DenseMoments,
     dense_moments_init,
@@ -41,7 +42,6 @@ __all__ = [
     "DenseWindow",
     "dense_window_init",
     "dense_window_update",
-    "one_blas_thread",
 ]
 
 # Dual averaging shrinks log h towards log(SHRINK * h0). NUTS uses 10; MALA's acceptance falls
@@ -123,24 +123,6 @@ class DenseWindow(NamedTuple):
     grads: DenseMoments
     pending_draws: tuple = ()
     pending_grads: tuple = ()
-
-
-_OPENBLAS = None  # a threadpoolctl controller of the loaded OpenBLAS libraries, built once
-
-
-def one_blas_thread():
-    """A context in which OpenBLAS runs on one thread. Its threads cost more than they save on
-    MALA's d x d products: merging a block of 64 transitions (d = 100) took 3.4 ms of CPU with
-    2 threads on a busy 2-core machine against 0.13 ms with one, and a window's preconditioner
-    43 ms against 6 ms; ``pm.sample`` limits BLAS threads only under spawn, not fork. OpenBLAS
-    alone: its pthread pool survives fork, while changing OpenMP (MKL) in a forked worker is
-    what crashed PyMC's (pymc-devs/pymc#7354)."""
-    global _OPENBLAS
-    if _OPENBLAS is None:
-        from threadpoolctl import ThreadpoolController
-
-        _OPENBLAS = ThreadpoolController().select(internal_api="openblas")
-    return _OPENBLAS.limit(limits=1)
 
 
 def dense_window_init(n: int) -> DenseWindow:
