@@ -34,6 +34,7 @@ __all__ = [
     "pooled_quadrature_problems",
     "tail_problems",
     "agreement_problems",
+    "ladder_problems",
     "warn",
     "EVIDENCE_LADDER_CAVEAT",
 ]
@@ -177,6 +178,17 @@ def tail_problems(n_draws: int, mcse: float, rung_khat=None, influence=None, sto
                 "add rungs between those betas"
             )
     return problems
+
+
+def ladder_problems(step: dict | None) -> list[str]:
+    """The caveat of a ladder re-placed for the evidence during tuning, from the step the run
+    records (:func:`pymc_tempering.resume.run.saved_step`): a run built by hand with
+    ``ExchangeMC(ladder="adaptive", ladder_objective="evidence")`` gets it as
+    ``marginal_likelihood(ladder="adaptive")`` does."""
+    kwargs = (step or {}).get("kwargs", {})
+    if kwargs.get("ladder") == "adaptive" and kwargs.get("ladder_objective") == "evidence":
+        return [EVIDENCE_LADDER_CAVEAT]
+    return []
 
 
 def agreement_problems(estimate, mcse, other, other_name, diff_mcse) -> list[str]:

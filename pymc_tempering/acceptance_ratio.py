@@ -11,13 +11,19 @@ import numpy as np
 import xarray as xr
 from arviz_stats.base import array_stats
 
-from pymc_tempering._evidence_checks import count_problems, sampling_problems, warn
+from pymc_tempering._evidence_checks import (
+    count_problems,
+    ladder_problems,
+    sampling_problems,
+    warn,
+)
 from pymc_tempering._fingerprint import observed_fingerprint
 from pymc_tempering._trace import chains, has_per_chain_ladders, tempering_dataset
 from pymc_tempering.evidence_estimators import pool_chains
 from pymc_tempering.kernels import acceptance_ratio as kernels
 from pymc_tempering.kernels.evidence import power_posterior_moments
 from pymc_tempering.kernels.mcse import mean_mcse as _mcse
+from pymc_tempering.resume.run import saved_step
 
 __all__ = ["bar", "mbar", "acceptance_ratio_evidence"]
 
@@ -100,6 +106,7 @@ def acceptance_ratio_evidence(data, estimator: str) -> tuple[xr.Dataset, list[st
         ]
     else:
         result, problems = _one_ladder(ds, estimator)
+    problems = problems + ladder_problems(saved_step(data))
     result.attrs.update(method=_NAMES[estimator], observed_data=observed_fingerprint(data))
     return result, problems
 

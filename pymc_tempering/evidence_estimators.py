@@ -32,6 +32,7 @@ from pymc_tempering._evidence_checks import (
     EvidenceWarning,
     agreement_problems,
     count_problems,
+    ladder_problems,
     pooled_quadrature_problems,
     quadrature_problems,
     sampling_problems,
@@ -50,6 +51,7 @@ from pymc_tempering.kernels.evidence import (
     ti_rung_tails,
 )
 from pymc_tempering.kernels.mcse import MIN_CHAINS_BETWEEN, mean_mcse
+from pymc_tempering.resume.run import saved_step
 
 __all__ = [
     "EvidenceWarning",
@@ -234,9 +236,10 @@ def estimate_evidence(data, method="corrected") -> EvidenceEstimates:
     else:
         one = _evidence(ds, method)
         ti, ss, ti_problems, ss_problems = one.ti, one.ss, one.ti_problems, one.ss_problems
+    caveat = ladder_problems(saved_step(data))
     fingerprint = observed_fingerprint(data)
     ti.attrs["observed_data"] = ss.attrs["observed_data"] = fingerprint
-    return EvidenceEstimates(ti, ss, ti_problems, ss_problems)
+    return EvidenceEstimates(ti, ss, ti_problems + caveat, ss_problems + caveat)
 
 
 def thermodynamic_integration(data, method="corrected") -> xr.Dataset:

@@ -9,7 +9,7 @@ import pymc as pm
 import xarray as xr
 from pymc.model import modelcontext
 
-from pymc_tempering._evidence_checks import EVIDENCE_LADDER_CAVEAT, warn
+from pymc_tempering._evidence_checks import warn
 from pymc_tempering.evidence_estimators import ESTIMATORS
 from pymc_tempering.evidence_methods import evidence_by_method, resolve_methods
 from pymc_tempering.ladder import evidence_ladder
@@ -123,11 +123,8 @@ def marginal_likelihood(
             draws=draws, tune=tune, chains=chains, step=step, random_seed=random_seed,
             **sample_kwargs,
         )  # fmt: skip
+    # a ladder re-placed for the evidence brings its caveat with the run (saved_step)
     estimates = evidence_by_method(idata, methods)
-    adapted = step_kwargs.get("ladder") == "adaptive"
-    if adapted and step_kwargs.get("ladder_objective") == "evidence":
-        for _, problems in estimates.values():
-            problems.append(EVIDENCE_LADDER_CAVEAT)
     result = _result(estimates)
     return (result, idata) if return_idata else result
 

@@ -10,8 +10,10 @@ measurements are ``benchmarks/bench_evidence.py --smc-only`` and
 import warnings
 
 import numpy as np
+import pymc as pm
 import pytest
 import targets
+import xarray as xr
 
 import pymc_tempering as pmt
 from pymc_tempering._evidence_checks import EVIDENCE_LADDER_CAVEAT
@@ -114,3 +116,44 @@ def test_per_chain_ladders_count_draws_over_all_chains():
     for text in result.warning.values:
         assert text.count("only 200 draws per rung") == 1 and "chain 0: only" not in text
     assert len(texts) == 2
+
+
+@pytest.mark.parametrize("objective", ["evidence", "swap"])
+def test_a_hand_built_evidence_ladder_run_carries_the_caveat(objective, tmp_path):
+    """The run records its step (``saved_step``): a hand-built
+    ``ExchangeMC(ladder="adaptive", ladder_objective="evidence")`` gets the caveat from TI, SS,
+    BAR and MBAR, once each, also read back from a file; the swap objective does not."""
+    x = targets.lecture_data()
+    with targets.lecture_model(x):
+        step = pmt.ExchangeMC(n_rungs=8, ladder="adaptive", ladder_objective=objective)
+        idata = pm.sample(draws=60, tune=60, chains=2, step=step, random_seed=4, **QUIET)
+    path = tmp_path / "run.nc"
+    idata.to_netcdf(path)
+    for data in (idata, xr.open_datatree(path)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pmt.EvidenceWarning)
+            results = [pmt.thermodynamic_integration(data), pmt.stepping_stone(data),
+                       pmt.bar(data), pmt.mbar(data)]  # fmt: skip
+        counts = [r.attrs["warning"].count(EVIDENCE_LADDER_CAVEAT) for r in results]
+        assert counts == [int(objective == "evidence")] * 4, counts
+
+
+def test_the_step_record_is_read_from_the_first_chunks_only():
+    """``saved_step`` decodes the record at the head of the first snapshot: a run of 3 draws
+    (its snapshot far from complete) is enough; a DataTree without the stat gives None."""
+    from pymc_tempering.resume import codec
+    from pymc_tempering.resume.run import saved_step
+
+    payload = codec.encode({"version": 1, "step": {"kwargs": {"a": "b" * 50}}, "x": np.ones(9)})
+    cut = payload.index(b"b" * 50) + 50  # just after the step record
+    assert codec.decode_key(payload[:cut], "step") == {"kwargs": {"a": "b" * 50}}
+    assert codec.decode_key(payload[: cut - 1], "step") is None  # cut inside it
+    with pytest.raises(KeyError):
+        codec.decode_key(payload, "missing")
+    with targets.lecture_model(targets.lecture_data()):
+        step = pmt.ExchangeMC(n_rungs=4, ladder="adaptive", ladder_objective="evidence")
+        idata = pm.sample(draws=3, tune=20, chains=1, step=step, random_seed=1, **QUIET)
+    record = saved_step(idata)
+    assert record["class"].endswith(":ExchangeMC")
+    assert record["kwargs"]["ladder_objective"] == "evidence"
+    assert saved_step(idata["sample_stats"].to_dataset().drop_vars("sampling_state")) is None

@@ -16,7 +16,7 @@ import struct
 import numpy as np
 from pymc.util import get_state_from_generator, random_generator_from_state
 
-__all__ = ["encode", "decode"]
+__all__ = ["encode", "decode", "decode_key"]
 
 _ALLOWED_MODULES = ("pymc_tempering.", "pymc.")
 _I64 = struct.Struct("<q")
@@ -36,6 +36,27 @@ def decode(data: bytes):
     if pos != len(data):
         raise ValueError(f"Corrupt sampling state: {len(data) - pos} bytes left over.")
     return obj
+
+
+def decode_key(data: bytes, key):
+    """The value under ``key`` of a dict that :func:`encode` wrote, reading no further than it,
+    so that a prefix of the bytes is enough; ``None`` where the bytes end before that value is
+    complete. A KeyError if the dict has no ``key``."""
+    buf = memoryview(bytes(data))
+    if bytes(buf[:1]) != b"M":
+        raise ValueError("Not an encoded dict.")
+    n, pos = _read_int(buf, 1)
+    for _ in range(n):
+        try:
+            name, pos = _decode(buf, pos)
+            value, pos = _decode(buf, pos)
+        except (struct.error, ValueError, IndexError, UnicodeDecodeError):
+            return None  # cut inside an entry
+        if pos > len(buf):  # a string or array cut short reads as a short one
+            return None
+        if name == key:
+            return value
+    raise KeyError(key)
 
 
 def _str(s: str) -> bytes:

@@ -16,7 +16,13 @@ from pymc_tempering._fingerprint import (
 from pymc_tempering.resume import codec
 from pymc_tempering.resume.checkpoint import CHUNK_BYTES, HEADER, STATE_STAT
 
-__all__ = ["chain_checkpoints", "resume_step", "continue_sampling", "concatenate_draws"]
+__all__ = [
+    "chain_checkpoints",
+    "saved_step",
+    "resume_step",
+    "continue_sampling",
+    "concatenate_draws",
+]
 
 
 def _state_stat(idata) -> np.ndarray:
@@ -64,6 +70,36 @@ def chain_checkpoints(idata) -> list[dict]:
     returned, and ``"replay"``, the draws recorded after the snapshot."""
     values = _state_stat(idata)
     return [_latest_checkpoint(values[c], c) for c in range(values.shape[0])]
+
+
+def saved_step(data) -> dict | None:
+    """The step method that sampled ``data`` (a DataTree, or its ``sample_stats``), as its
+    first snapshot records it: ``{"class": "module:name", "kwargs": {...}}``, the constructor
+    arguments passed, by name. Read from the first chunks of chain 0's ``sampling_state``, so
+    a run of a few draws is enough. ``None`` where there is no such stat (another step method,
+    or the stat was dropped) or the record was cut short."""
+    stats = data["sample_stats"] if "sample_stats" in getattr(data, "children", {}) else data
+    if STATE_STAT not in getattr(stats, "data_vars", {}):
+        return None
+    rows = np.asarray(stats[STATE_STAT].transpose("chain", "draw", ...).values)
+    if rows.ndim != 3 or rows.shape[2] != HEADER.size + CHUNK_BYTES:
+        return None
+    rows = rows[0].astype(np.uint8, copy=False)
+    heads = np.frombuffer(np.ascontiguousarray(rows[:, : HEADER.size]).tobytes(), "<i8")
+    heads = heads.reshape(len(rows), 4)
+    starts = np.flatnonzero((heads[:, 0] >= 0) & (heads[:, 1] == 0))
+    if not starts.size:
+        return None
+    first = starts[0]
+    at, _, n_chunks, size = heads[first]
+    end, last = first + 1, min(len(rows), first + n_chunks)
+    while end < last and heads[end, 0] == at and heads[end, 1] == end - first:
+        end += 1
+    payload = rows[first:end, HEADER.size :].reshape(-1)[:size].tobytes()
+    try:
+        return codec.decode_key(payload, "step")
+    except (KeyError, ValueError):
+        return None
 
 
 def resume_step(idata, *, model=None, step=None, step_class=None, **kwargs):
