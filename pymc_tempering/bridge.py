@@ -196,6 +196,24 @@ def bridge_problems(res: xr.Dataset, maxiter: int, same_data=True, n_starts=0) -
     return problems
 
 
+def _split_draws(draws):
+    """Each chain's first half (to fit the proposal) and second half (for the bridge), the
+    second half's effective size (median bulk ESS over parameters, within [2, n]) and the
+    largest rank R-hat of all the draws."""
+    n_draws = draws.shape[1]
+    if n_draws < 4:
+        raise ValueError(f"{ESTIMATOR} needs at least 4 draws per chain, got {n_draws}.")
+    fit, post = draws[:, : n_draws // 2], draws[:, n_draws // 2 :]
+    n_post = post.shape[0] * post.shape[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        post_ess = np.asarray(array_stats.ess(post, chain_axis=0, draw_axis=1, method="bulk"))
+        max_rhat = float(
+            np.nanmax(array_stats.rhat(draws, chain_axis=0, draw_axis=1, method="rank"))
+        )
+    n_post_eff = float(np.clip(np.nan_to_num(np.median(post_ess), nan=n_post), 2.0, n_post))
+    return fit, post, n_post_eff, max_rhat
+
+
 def bridge_sampling(
     idata,
     model=None,
@@ -304,19 +322,10 @@ def bridge_sampling(
     posterior = _posterior(idata, model)
     to_values = compile_value_transform(model)
     draws = _value_draws(posterior, model, to_values)
-    n_chains, n_draws, n_params = draws.shape
-    if n_draws < 4:
-        raise ValueError(f"{ESTIMATOR} needs at least 4 draws per chain, got {n_draws}.")
-    half = n_draws // 2
-    fit, post = draws[:, :half], draws[:, half:]
+    n_params = draws.shape[2]
+    fit, post, n_post_eff, max_rhat = _split_draws(draws)
     n_post = post.shape[0] * post.shape[1]
     n_proposal = n_post if n_proposal is None else int(n_proposal)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        post_ess = np.asarray(array_stats.ess(post, chain_axis=0, draw_axis=1, method="bulk"))
-        max_rhat = float(
-            np.nanmax(array_stats.rhat(draws, chain_axis=0, draw_axis=1, method="rank"))
-        )
-    n_post_eff = float(np.clip(np.nan_to_num(np.median(post_ess), nan=n_post), 2.0, n_post))
 
     logp = _chunked(compile_batched_logp(model), model)
     rng = np.random.default_rng(random_seed)
