@@ -13,8 +13,17 @@ Each file is the model's DataTree (``pm.sample``'s groups) with one more group, 
 (the :func:`pymc_tempering.marginal_likelihood` result), and the run's bookkeeping in the root
 attributes. It is written to a temporary name in the same directory and renamed, so a killed run
 leaves either the whole file or none under the final name.
+
+Numeric variables are compressed losslessly with Zstandard (level 1), through the HDF5 filter
+that the ``netCDF4`` wheels ship (``netCDF4/plugins``): on a default-sized ExchangeMC run (256
+rungs, 8 chains x 1000 draws, 124 MB of arrays) it writes in about 0.45 s of CPU to a 34 MB file,
+where zlib level 1 with shuffle took 3.4 s for 44 MB. Reading the whole file back therefore
+needs that filter too (``netCDF4`` from its wheels has it; an HDF5 without it fails with "Filter
+error"); where it is missing at write time, the store falls back to zlib. The ``evidence`` group
+and the attributes, all that a rerun reads (:meth:`ModelStore.load`), are not compressed.
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -32,9 +41,26 @@ __all__ = ["ModelStore", "model_key", "settings_digest"]
 SUFFIX = ".nc"
 #: Root attributes written with every model, read back by :meth:`ModelStore.load`.
 RECORD_ATTRS = ("model_name", "key", "seed", "wall_time", "min_swap_accept", "round_trips")
-#: Lossless compression of the numeric variables: shuffle + zlib level 1 is ~3x smaller than raw
-#: for ExchangeMC's per-rung stats and costs ~2 s per default-sized run.
-NUMERIC_ENCODING = {"zlib": True, "complevel": 1, "shuffle": True}
+#: Lossless compression of the numeric variables (see the module docstring), and the fallback
+#: where the HDF5 library has no Zstandard filter.
+NUMERIC_ENCODING = {"compression": "zstd", "complevel": 1}
+FALLBACK_ENCODING = {"zlib": True, "complevel": 1}
+#: Groups written without compression: what :meth:`ModelStore.load` reads.
+UNCOMPRESSED_GROUPS = ("/", "/evidence")
+
+
+@functools.cache
+def numeric_encoding() -> dict:
+    """:data:`NUMERIC_ENCODING` where this process's HDF5 has the Zstandard filter, else
+    :data:`FALLBACK_ENCODING` (checked once per process on an in-memory file)."""
+    import netCDF4
+
+    try:
+        with netCDF4.Dataset("zstd-check.nc", "w", diskless=True, persist=False) as probe:
+            has_zstd = bool(probe.has_zstd_filter())
+    except Exception:  # noqa: BLE001 an old netCDF4 without the check: the portable choice
+        has_zstd = False
+    return dict(NUMERIC_ENCODING if has_zstd else FALLBACK_ENCODING)
 
 
 def settings_digest(settings: dict) -> str:
@@ -122,11 +148,12 @@ class ModelStore:
         tree.attrs = {**tree.attrs, **attrs}
         encoding = {
             node.path: {
-                var: dict(NUMERIC_ENCODING)
+                var: numeric_encoding()
                 for var, values in node.dataset.data_vars.items()
                 if values.dtype.kind in "biuf" and values.ndim > 0
             }
             for node in tree.subtree
+            if node.path not in UNCOMPRESSED_GROUPS
         }
         path = self.file(record["model_name"], record["key"])
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
