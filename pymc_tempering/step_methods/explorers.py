@@ -160,13 +160,13 @@ class Langevin:
     def explore(self, replicas, betas, scales, exact, rng, random, pairs):
         x = replicas.x
         n_rungs, n_params = x.shape
-        noise, scale = np.exp(scales.log_scaling), scales.param_scale
         aux = replicas.aux
         grad = mala_rungs.tempered_grad(betas, aux[:, :n_params], aux[:, n_params:])
-        h = 0.5 * noise[:, None] ** 2
-        cols = self._cols
         if scales.chol is not None:  # dense preconditioner per rung (no fixed columns)
             return self._explore_dense(replicas, betas, scales, exact, rng, pairs, grad, random)
+        noise, scale = np.exp(scales.log_scaling), scales.param_scale
+        h = 0.5 * noise[:, None] ** 2
+        cols = self._cols
         if cols is None:
             proposal = langevin_proposal(x, grad, h, scale**2, rng.standard_normal(x.shape))
         else:  # move the continuous columns only
@@ -191,16 +191,19 @@ class Langevin:
                 exact, rng, pairs, random):  # fmt: skip
         n_rungs = proposal.shape[0]
         # a non-finite gradient: reject the move
-        logprior = np.where(np.all(np.isfinite(prop_grad), axis=1), logprior, -np.inf)
+        logprior = np.where(mala_rungs.finite_rows(prop_grad), logprior, -np.inf)
         log_u = np.log(rng.random(n_rungs))
         lower = pairs()
         log_u_swap = np.full(n_rungs - 1, np.nan)
         log_u_swap[lower] = np.log(rng.random(lower.size))
-        aux = np.hstack([grad_prior, grad_lik])
-        log_q_ratio = np.broadcast_to(np.asarray(log_q_ratio, dtype=float), (n_rungs,))
+        n_params = grad_prior.shape[1]  # both gradients side by side, as np.hstack would
+        aux = np.empty((n_rungs, 2 * n_params), dtype=np.result_type(grad_prior, grad_lik))
+        aux[:, :n_params], aux[:, n_params:] = grad_prior, grad_lik
+        if np.ndim(log_q_ratio) == 0:
+            log_q_ratio = np.full(n_rungs, log_q_ratio, dtype=np.float64)
+        log_q_ratio = np.ascontiguousarray(log_q_ratio, dtype=np.float64)
         return (
-            Proposal(proposal, aux, logprior, loglik, np.ascontiguousarray(log_q_ratio),
-                     exact is not None),
+            Proposal(proposal, aux, logprior, loglik, log_q_ratio, exact is not None),
             SweepDraws(log_u, lower, log_u_swap),
             random,
         )  # fmt: skip
