@@ -12,9 +12,12 @@ is deterministic given its state), at most about twice a snapshot's length in dr
 :data:`MIN_SNAPSHOT_DRAWS` (the least spacing of snapshots), whichever is larger.
 """
 
+import dataclasses
 import struct
 
 import numpy as np
+from pymc.step_methods.state import WithSamplingState
+from pymc.util import get_state_from_generator
 
 from pymc_tempering._fingerprint import model_graph_digests
 from pymc_tempering.resume import codec
@@ -33,6 +36,35 @@ HEADER = struct.Struct("<qqqq")
 # constructor arguments that are not saved: the model is passed again, the rng is in the
 # state, the initial point does not matter once the state is restored
 _NOT_SAVED = ("model", "rng", "initial_point", "blocked")
+
+
+def _chunk_rows(at: int, payload: bytes) -> np.ndarray:
+    """A snapshot as its read-only ``(n_chunks, HEADER.size + CHUNK_BYTES)`` rows, built once:
+    per row the header ``(at, chunk index, n_chunks, len(payload))`` then the chunk, the last
+    padded with zeros. Each draw's stat is a view of one row (PyMC keeps the reference)."""
+    size = len(payload)
+    n_chunks = -(-size // CHUNK_BYTES)
+    heads = np.empty((n_chunks, 4), dtype="<i8")
+    heads[:] = at, 0, n_chunks, size
+    heads[:, 1] = np.arange(n_chunks)
+    body = np.zeros(n_chunks * CHUNK_BYTES, dtype=np.uint8)
+    body[:size] = np.frombuffer(payload, np.uint8)
+    rows = np.empty((n_chunks, HEADER.size + CHUNK_BYTES), dtype=np.uint8)
+    rows[:, : HEADER.size] = heads.view(np.uint8).reshape(n_chunks, HEADER.size)
+    rows[:, HEADER.size :] = body.reshape(n_chunks, CHUNK_BYTES)
+    rows.flags.writeable = False
+    return rows
+
+
+def _empty_chunk() -> np.ndarray:
+    """The stat of a draw that carries no chunk: header ``(-1, 0, 0, 0)``, zeros after it."""
+    out = np.zeros(HEADER.size + CHUNK_BYTES, dtype=np.uint8)
+    out[: HEADER.size] = np.frombuffer(HEADER.pack(-1, 0, 0, 0), np.uint8)
+    out.flags.writeable = False
+    return out
+
+
+EMPTY_CHUNK = _empty_chunk()
 
 
 def chain_index(rng) -> int:
@@ -86,6 +118,9 @@ class Resumable:
             cls.stats_dtypes_shapes = {**stats, STATE_STAT: (object, None)}
 
     _resume_records = None  # per chain: dict(state, point, replay, next_draw), or None
+    _resume_pending = None  # this chain's record, until its first step
+    _checkpoint = None  # (draw, rows of the snapshot (_chunk_rows), next row), or None
+    _checkpoint_draw = 0  # draws since tuning ended
 
     @classmethod
     def resume(cls, idata, *, model=None, **kwargs):
@@ -118,12 +153,9 @@ class Resumable:
             self._checkpoint, self._checkpoint_draw = hook
 
     def _reset_checkpoints(self) -> None:
-        self._checkpoint = None  # (draw, payload, next chunk)
+        self._checkpoint = None
         self._checkpoint_draw = 0
         self._resume_pending = None
-        self._empty_chunk = np.zeros(HEADER.size + CHUNK_BYTES, dtype=np.uint8)
-        self._empty_chunk[: HEADER.size] = np.frombuffer(HEADER.pack(-1, 0, 0, 0), np.uint8)
-        self._empty_chunk.flags.writeable = False
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         super().setup_chain(rng, tune, draws)
@@ -144,8 +176,6 @@ class Resumable:
         self._resume_pending = self._resume_records[chain]
 
     def step(self, point):
-        if not hasattr(self, "_empty_chunk"):  # stepped without pm.sample's setup_chain
-            self._reset_checkpoints()
         if self._resume_pending is not None:
             point = self._resume(point)
         point, stats = super().step(point)
@@ -162,25 +192,23 @@ class Resumable:
         return point
 
     def _chunk(self, point) -> np.ndarray:
+        """This draw's ``sampling_state`` stat: the next row of the snapshot in progress, or
+        :data:`EMPTY_CHUNK` (while tuning, and between snapshots)."""
         if getattr(self, "tune", False):
             self._checkpoint, self._checkpoint_draw = None, 0
-            return self._empty_chunk
+            return EMPTY_CHUNK
         draw = self._checkpoint_draw
-        self._checkpoint_draw += 1
-        if self._checkpoint is None:
-            self._checkpoint = (draw, self._snapshot(point), 0)
-        elif self._checkpoint[2] * CHUNK_BYTES >= len(self._checkpoint[1]):  # written
-            if draw - self._checkpoint[0] < MIN_SNAPSHOT_DRAWS:
-                return self._empty_chunk
-            self._checkpoint = (draw, self._snapshot(point), 0)
-        at, payload, k = self._checkpoint
-        self._checkpoint = (at, payload, k + 1)
-        n_chunks = -(-len(payload) // CHUNK_BYTES)
-        out = np.zeros(HEADER.size + CHUNK_BYTES, dtype=np.uint8)
-        out[: HEADER.size] = np.frombuffer(HEADER.pack(at, k, n_chunks, len(payload)), np.uint8)
-        piece = payload[k * CHUNK_BYTES : (k + 1) * CHUNK_BYTES]
-        out[HEADER.size : HEADER.size + len(piece)] = np.frombuffer(piece, np.uint8)
-        return out
+        self._checkpoint_draw = draw + 1
+        checkpoint = self._checkpoint
+        if checkpoint is None:
+            checkpoint = (draw, _chunk_rows(draw, self._snapshot(point)), 0)
+        elif checkpoint[2] >= len(checkpoint[1]):  # written
+            if draw - checkpoint[0] < MIN_SNAPSHOT_DRAWS:
+                return EMPTY_CHUNK
+            checkpoint = (draw, _chunk_rows(draw, self._snapshot(point)), 0)
+        at, rows, k = checkpoint
+        self._checkpoint = (at, rows, k + 1)
+        return rows[k]
 
     def _snapshot(self, point) -> bytes:
         names = [v.name for v in self.vars]
@@ -189,7 +217,26 @@ class Resumable:
         record = {
             "version": 1,
             "step": self._step_record,
-            "state": self.sampling_state,
+            "state": self._state_to_encode(),
             "point": {name: np.asarray(point[name]) for name in names},
         }
         return codec.encode(record)
+
+    def _state_to_encode(self):
+        """``self.sampling_state`` without PyMC's deep copy of every field (the bulk of a
+        snapshot's cost): the state is encoded at once, before anything can change it. The
+        same fields and values, so the same bytes."""
+        values = {}
+        for field in dataclasses.fields(self._state_class):
+            if field.metadata.get("tensor_name", False):
+                values[field.name] = [var.name for var in self.vars]
+                continue
+            value = getattr(self, field.name, field.default)
+            if value is dataclasses.MISSING:
+                raise AttributeError(f"{type(self).__name__!r} has no attribute {field.name!r}")
+            if isinstance(value, WithSamplingState):
+                value = value.sampling_state
+            elif isinstance(value, np.random.Generator):
+                value = get_state_from_generator(value)
+            values[field.name] = value
+        return self._state_class(**values)

@@ -19,6 +19,7 @@ from pymc_tempering import adaptation
 from pymc_tempering._blas import one_blas_thread
 from pymc_tempering.kernels import fused, mala_rungs, rwm
 from pymc_tempering.kernels.fused import ACCEPT, SWAP
+from pymc_tempering.kernels.rules import NONE
 from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods import exchange_stats
 from pymc_tempering.step_methods._compile import (
@@ -35,9 +36,7 @@ from pymc_tempering.step_methods.exchange_options import (
 )
 from pymc_tempering.step_methods.exchange_state import (
     ExchangeMCState,
-    PriorBuffer,
-    RoundTripRecorder,
-    SwapTally,
+    SweepCounters,
     initial_replicas,
 )
 from pymc_tempering.step_methods.explorers import EXPLORERS
@@ -48,7 +47,7 @@ __all__ = ["ExchangeMC"]
 GRADIENT_STEP = 1e-5  # difference step, relative to each rung's per-parameter scale
 
 
-class ExchangeMC(Resumable, ArrayStepShared):
+class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
     r"""Replica-exchange Monte Carlo (parallel tempering) with random-walk Metropolis rungs.
 
     Rung :math:`l` at inverse temperature :math:`\beta_l` targets
@@ -255,7 +254,7 @@ class ExchangeMC(Resumable, ArrayStepShared):
         n_rungs, n_params = self._initial_betas.size, self.density.n_params
         self.betas = self._initial_betas.copy()
         self.replicas = None  # set from the start point at the first step
-        self.prior_draws = PriorBuffer(np.empty((0, n_params)), 0)
+        self._prior_block, self._prior_pos = np.empty((0, n_params)), 0
         self.random = None
         self.sweep = 0
         self.tune_sweeps = tune_draws * self.sweeps_per_draw
@@ -268,8 +267,10 @@ class ExchangeMC(Resumable, ArrayStepShared):
             if self.adaptive_ladder
             else None
         )
-        self.recorder = RoundTripRecorder.empty(n_rungs)
-        self.swaps = SwapTally(0.0, 0)
+        self._last_end, self._round_trips = np.full(n_rungs, NONE), 0
+        self._swap_sum, self._swap_attempts = 0.0, 0
+        self._deo_pairs = None  # swap pairs and their index into a record, per parity
+        self._scaling = exchange_stats.ScalingStats(self.prior_rung)
         self.barrier = np.nan
         self.n_rungs_suggested = -1
 
@@ -288,8 +289,8 @@ class ExchangeMC(Resumable, ArrayStepShared):
 
     def stop_tuning(self):
         self.tune = False
-        self.recorder = RoundTripRecorder.empty(self.betas.size)
-        self.swaps = SwapTally(0.0, 0)
+        self._last_end, self._round_trips = np.full(self.betas.size, NONE), 0
+        self._swap_sum, self._swap_attempts = 0.0, 0
 
     @property
     def loglik(self):
@@ -301,11 +302,6 @@ class ExchangeMC(Resumable, ArrayStepShared):
             q0, self.betas, self.density, self.explorer, self.init, self.rng,
             self.discrete_columns,
         )  # fmt: skip
-
-    def _prior_draw(self):
-        """One independent prior draw, from a buffer refilled in blocks (part of the state)."""
-        draw, self.prior_draws = self.prior_draws.take(self.density, self.rng)
-        return draw
 
     # -- the step --------------------------------------------------------------------------------
     def astep(self, q0: RaveledVars):
@@ -321,10 +317,11 @@ class ExchangeMC(Resumable, ArrayStepShared):
         return RaveledVars(self.replicas.x[-1].copy(), q0.point_map_info), [self._stats(record)]
 
     def _stats(self, record):
+        self._scaling.update(self.scales.log_scaling)
+        swap_rate = self._swap_sum / max(self._swap_attempts, 1)
         return exchange_stats.draw_stats(
-            record, tune=self.tune, betas=self.betas, replicas=self.replicas,
-            log_scaling=self.scales.log_scaling, prior_rung=self.prior_rung, swaps=self.swaps,
-            recorder=self.recorder, max_rungs=self.max_rungs if self.adapt_n_rungs else None,
+            record, self.tune, self.betas, self.replicas, self._scaling, swap_rate,
+            self._round_trips, self.max_rungs if self.adapt_n_rungs else None,
         )  # fmt: skip
 
     def _sweep(self):
@@ -336,20 +333,18 @@ class ExchangeMC(Resumable, ArrayStepShared):
         ``n_rungs - 1`` columns), the swap acceptance probability and whether it swapped, NaN
         for pairs not proposed.
         """
-        n_rungs = self.betas.size
         exact = self._prior_draw() if self.prior_rung else None
         proposal, draws, self.random = self.explorer.explore(
-            self.replicas, self.betas, self.scales, exact, self.rng, self.random,
-            lambda: swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng),
-        )  # fmt: skip
-        record = np.empty((4, n_rungs))
-        trips = self._fused_sweep(proposal, draws, record)
+            self.replicas, self.betas, self.scales, exact, self.rng, self.random, self._pairs
+        )
+        record = np.empty((4, self.betas.size))
+        self._round_trips += fused.finish_sweep(
+            self.replicas, proposal, draws, self.betas, self._last_end, record
+        )
         log_ratios = record[:2]  # ACCEPT, SWAP: probabilities from their logs, in NumPy
         np.exp(np.minimum(log_ratios, 0.0, out=log_ratios), out=log_ratios)
-        swap_prob = record[SWAP, draws.lower]
-        self.recorder = self.recorder._replace(count=self.recorder.count + trips)
-        self.swaps = SwapTally(self.swaps.accept_sum + swap_prob.sum(),
-                               self.swaps.attempts + draws.lower.size)  # fmt: skip
+        swap_prob = record[SWAP, self._pair_index]
+        self._count_swaps(swap_prob)
         if self.tune:
             self._adapt(record[ACCEPT], draws.lower, swap_prob)
         self.sweep += 1
@@ -368,11 +363,19 @@ class ExchangeMC(Resumable, ArrayStepShared):
                 average.add(record)
         return average.result(self.betas.size)
 
-    def _fused_sweep(self, proposal, draws, record):
-        """The sweep's decisions: the compiled rules of :mod:`pymc_tempering.kernels.rules`."""
-        return fused.finish_sweep(
-            self.replicas, proposal, draws, self.betas, self.recorder.last_end, record
-        )
+    def _pairs(self):
+        """This sweep's pairs to propose (:func:`pymc_tempering.swap.swap_pairs`, the two "deo"
+        sets made once per ladder); sets ``_pair_index``, which picks them out of a record."""
+        n_rungs = self.betas.size
+        if self.swap_scheme != "deo":
+            lower = swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng)
+            self._pair_index = fused.pair_index(lower)
+            return lower
+        if self._deo_pairs is None or self._deo_pairs[0] != n_rungs:
+            sets = [swap_pairs(n_rungs, parity, "deo", self.rng) for parity in (0, 1)]
+            self._deo_pairs = (n_rungs, [(lower, fused.pair_index(lower)) for lower in sets])
+        lower, self._pair_index = self._deo_pairs[1][self.sweep % 2]
+        return lower
 
     # -- tuning: the pure rules of pymc_tempering.adaptation, applied ----------------------------
     def _adapt(self, accept_prob, lower, swap_prob):
@@ -415,7 +418,7 @@ class ExchangeMC(Resumable, ArrayStepShared):
         self.replicas, self.scales = adaptation.resize_rungs(
             self.betas, old_betas, self.replicas, self.scales
         )
-        self.recorder = RoundTripRecorder.empty(self.betas.size)._replace(count=self.recorder.count)
+        self._last_end = np.full(self.betas.size, NONE)
 
     # -- PyMC integration ------------------------------------------------------------------------
     @staticmethod

@@ -12,6 +12,9 @@ assigning a state sets them back. ExchangeMC keeps each concern in its own recor
   (:class:`~pymc_tempering.adaptation.LadderRound`, or None for a fixed ladder);
 - ``recorder`` (:class:`RoundTripRecorder`) and ``swaps`` (:class:`SwapTally`): the counters
   behind the ``round_trips`` and ``swap_rate`` stats.
+
+``prior_draws``, ``recorder`` and ``swaps`` change at every sweep; the sampler keeps them as
+plain attributes and builds the records only when the state is read (:class:`SweepCounters`).
 """
 
 from dataclasses import field
@@ -31,6 +34,7 @@ __all__ = [
     "PriorBuffer",
     "RoundTripRecorder",
     "SwapTally",
+    "SweepCounters",
     "initial_replicas",
 ]
 
@@ -40,14 +44,6 @@ class PriorBuffer(NamedTuple):
 
     draws: np.ndarray  # (size, n_params)
     pos: int
-
-    def take(self, density, rng) -> tuple[np.ndarray, "PriorBuffer"]:
-        """The next draw and the buffer after it, refilled with ``PRIOR_BLOCK`` draws when
-        empty."""
-        draws, pos = self
-        if pos >= len(draws):
-            draws, pos = density.sample_prior(PRIOR_BLOCK, rng), 0
-        return draws[pos], PriorBuffer(draws, pos + 1)
 
 
 class RoundTripRecorder(NamedTuple):
@@ -72,6 +68,52 @@ class SwapTally(NamedTuple):
 
     def rate(self) -> float:
         return self.accept_sum / max(self.attempts, 1)
+
+
+class SweepCounters:
+    """What every sweep updates, as plain attributes of the sampler (building a record per
+    sweep cost more than the sweep's own bookkeeping); the typed records of the sampling state
+    are properties built from them when the state is read, and unpacked when it is set.
+
+    ``_prior_block``, ``_prior_pos``: :class:`PriorBuffer`; ``_last_end``, ``_round_trips``:
+    :class:`RoundTripRecorder`; ``_swap_sum``, ``_swap_attempts``: :class:`SwapTally`.
+    """
+
+    @property
+    def prior_draws(self) -> PriorBuffer:
+        return PriorBuffer(self._prior_block, self._prior_pos)
+
+    @prior_draws.setter
+    def prior_draws(self, value: PriorBuffer):
+        self._prior_block, self._prior_pos = value
+
+    @property
+    def recorder(self) -> RoundTripRecorder:
+        return RoundTripRecorder(self._last_end, self._round_trips)
+
+    @recorder.setter
+    def recorder(self, value: RoundTripRecorder):
+        self._last_end, self._round_trips = value
+
+    @property
+    def swaps(self) -> SwapTally:
+        return SwapTally(self._swap_sum, self._swap_attempts)
+
+    @swaps.setter
+    def swaps(self, value: SwapTally):
+        self._swap_sum, self._swap_attempts = value
+
+    def _prior_draw(self) -> np.ndarray:
+        """The next independent prior draw, from a block of ``PRIOR_BLOCK`` drawn at once."""
+        pos = self._prior_pos
+        if pos >= len(self._prior_block):
+            self._prior_block, pos = self.density.sample_prior(PRIOR_BLOCK, self.rng), 0
+        self._prior_pos = pos + 1
+        return self._prior_block[pos]
+
+    def _count_swaps(self, swap_prob: np.ndarray) -> None:
+        self._swap_sum += swap_prob.sum()
+        self._swap_attempts += swap_prob.size
 
 
 @dataclass_state

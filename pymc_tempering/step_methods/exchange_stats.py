@@ -14,7 +14,14 @@ import numpy as np
 from pymc_tempering.kernels.fused import ACCEPT, ACCEPTED, SWAP, SWAPPED
 from pymc_tempering.step_methods._progress import progress_columns
 
-__all__ = ["STATS_DTYPES_SHAPES", "RUNG_STATS", "SweepAverage", "draw_stats", "progressbar_config"]
+__all__ = [
+    "STATS_DTYPES_SHAPES",
+    "RUNG_STATS",
+    "ScalingStats",
+    "SweepAverage",
+    "draw_stats",
+    "progressbar_config",
+]
 
 STATS_DTYPES_SHAPES = {
     "tune": (bool, []),
@@ -44,26 +51,42 @@ def _pad(values, length):
     return out
 
 
-def draw_stats(record, *, tune, betas, replicas, log_scaling, prior_rung, swaps, recorder,
+class ScalingStats:
+    """The ``scaling`` and ``rung_scaling`` stats of the current proposal scales, computed again
+    only when ``log_scaling`` is replaced (every tuning sweep; never after tuning, when one
+    read-only array serves every draw: PyMC keeps the reference)."""
+
+    def __init__(self, prior_rung: bool):
+        self.prior_rung = prior_rung
+        self._log_scaling, self.rungs, self.top = None, None, None
+
+    def update(self, log_scaling: np.ndarray) -> None:
+        if log_scaling is self._log_scaling:
+            return
+        rungs = np.exp(log_scaling)
+        if self.prior_rung:
+            rungs[0] = np.nan  # exact prior draws: no proposal scale
+        rungs.flags.writeable = False
+        self._log_scaling, self.rungs, self.top = log_scaling, rungs, math.exp(log_scaling[-1])
+
+
+def draw_stats(record, tune, betas, replicas, scaling: ScalingStats, swap_rate, round_trips,
                max_rungs=None) -> dict:  # fmt: skip
     """One draw's stats from its (averaged) sweep record and the sampler's state.
 
     ``max_rungs``: pad the per-rung stats to this length (the number of rungs is tuned).
     """
-    scaling = np.exp(log_scaling)
-    if prior_rung:
-        scaling[0] = np.nan  # exact prior draws: no proposal scale
     stats = {
         "tune": tune,
         "accept": record[ACCEPT, -1],
         "accepted": record[ACCEPTED, -1],
-        "scaling": math.exp(log_scaling[-1]),
-        "swap_rate": swaps.rate(),
-        "round_trips": recorder.count,
+        "scaling": scaling.top,
+        "swap_rate": swap_rate,
+        "round_trips": round_trips,
         "betas": betas,
         "rung_loglik": replicas.loglik.copy(),
         "rung_accept": record[ACCEPT],
-        "rung_scaling": scaling,
+        "rung_scaling": scaling.rungs,
         "rung_replica": replicas.rung_replica.copy(),
         "swap_accept": record[SWAP, :-1],
         "swap_accepted": record[SWAPPED, :-1],
