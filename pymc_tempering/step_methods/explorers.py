@@ -23,13 +23,15 @@ The interface, what :class:`pymc_tempering.step_methods.exchange.ExchangeMC` cal
   stream where the explorer wants it, so that a seed gives the same trace as before).
 """
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 
-from pymc_tempering.kernels import mala_rungs, rwm
+from pymc_tempering.kernels import fused, mala_rungs, rwm
 from pymc_tempering.kernels.fused import Proposal, SweepDraws
 from pymc_tempering.kernels.langevin import langevin_proposal
+from pymc_tempering.kernels.rules import NONE
 from pymc_tempering.kernels.rwm import optimal_accept
 
 __all__ = ["RandomWalk", "Langevin", "EXPLORERS", "RandomBlock"]
@@ -39,6 +41,7 @@ MALA_TARGET_ACCEPT = 0.574
 # generator calls), capped so that a block holds at most RANDOM_BLOCK_VALUES normals
 RANDOM_BLOCK = 32
 RANDOM_BLOCK_VALUES = 2**16
+NO_PAIRS = np.empty(0, dtype=np.int64)
 
 
 class RandomBlock(NamedTuple):
@@ -209,8 +212,16 @@ class Langevin:
         )  # fmt: skip
 
     def _explore_dense(self, replicas, betas, scales, exact, rng, pairs, grad, random):
-        """The move with ``M_l = L_l L_l^T`` (:func:`mala_rungs.dense_mala_step`)."""
+        """The move with ``M_l = L_l L_l^T`` (:func:`mala_rungs.dense_mala_step`), made
+        :func:`dense_local_moves` times: all but the last accepted or rejected here (no swaps),
+        the last one returned for the sweep's accept / swap rules."""
         noise, chol = np.exp(scales.log_scaling), scales.chol
+        n_rungs, n_params = replicas.x.shape
+        for _ in range(dense_local_moves(n_params) - 1):
+            self._dense_move(replicas, betas, noise, chol, grad, rng)
+            grad = mala_rungs.tempered_grad(
+                betas, replicas.aux[:, :n_params], replicas.aux[:, n_params:]
+            )
         z = rng.standard_normal(replicas.x.shape)
         proposal, u = mala_rungs.dense_mala_step(replicas.x, grad, chol, noise, z)
         if exact is not None:
@@ -220,6 +231,33 @@ class Langevin:
         log_q_ratio = mala_rungs.dense_mala_log_q_ratio(u, z, prop_grad, chol, noise)
         return self._finish(proposal, logprior, loglik, grad_prior, grad_lik, prop_grad,
                             log_q_ratio, exact, rng, pairs, random)  # fmt: skip
+
+    def _dense_move(self, replicas, betas, noise, chol, grad, rng):
+        """One dense MALA move on every rung (the prior rung included: a MALA move targeting
+        the prior), accepted or rejected in place by the sweep's compiled rules with no pair
+        proposed for swapping; its acceptance is not recorded."""
+        n_rungs = replicas.x.shape[0]
+        z = rng.standard_normal(replicas.x.shape)
+        proposal, u = mala_rungs.dense_mala_step(replicas.x, grad, chol, noise, z)
+        logprior, loglik, grad_prior, grad_lik = self.density.batch_grad(proposal)
+        prop_grad = mala_rungs.tempered_grad(betas, grad_prior, grad_lik)
+        log_q_ratio = mala_rungs.dense_mala_log_q_ratio(u, z, prop_grad, chol, noise)
+        logprior = np.where(mala_rungs.finite_rows(prop_grad), logprior, -np.inf)
+        aux = np.concatenate([grad_prior, grad_lik], axis=1)
+        move = Proposal(proposal, aux, logprior, loglik, log_q_ratio, False)
+        draws = SweepDraws(np.log(rng.random(n_rungs)), NO_PAIRS, np.full(n_rungs - 1, np.nan))
+        # no swaps: the replica on each rung stays, so no round trip can complete here
+        last_end = np.full(n_rungs, NONE)
+        fused.finish_sweep(replicas, move, draws, betas, last_end, np.empty((4, n_rungs)))
+
+
+def dense_local_moves(n_params: int) -> int:
+    r"""Dense MALA moves per sweep, :math:`\lceil d^{1/3} \rceil` (1 in one dimension, 2 up to
+    8, 4 at d = 50): about the moves a well-preconditioned MALA chain, whose tuned step is
+    :math:`h \propto d^{-1/3}`, needs to forget its position (the rule of ``pmt.MALA``'s
+    ``steps_per_draw="auto"`` while tuning). The sweep's swap round, tuning update and recorded
+    draw are then shared by several local moves."""
+    return max(1, math.ceil(n_params ** (1.0 / 3.0) - 1e-9))
 
 
 EXPLORERS = {explorer.name: explorer for explorer in (RandomWalk, Langevin)}
