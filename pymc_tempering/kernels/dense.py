@@ -80,18 +80,21 @@ def shrunk_covariance(moments: DenseMoments) -> np.ndarray:
     return (1.0 - w) * cov + w * np.diag(np.diag(cov))
 
 
-def _spd_power(a: np.ndarray, power: float) -> np.ndarray:
+def _spd_powers(a: np.ndarray, *powers: float) -> list[np.ndarray]:
+    """``a ** p`` for each ``p`` in ``powers``, from one eigendecomposition."""
     vals, vecs = np.linalg.eigh(a)
-    return (vecs * np.clip(vals, 1e-300, None) ** power) @ vecs.T
+    vals = np.clip(vals, 1e-300, None)
+    return [(vecs * vals**power) @ vecs.T for power in powers]
 
 
 def spd_geometric_mean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     r""":math:`A \# B = A^{1/2} (A^{-1/2} B A^{-1/2})^{1/2} A^{1/2}`, the midpoint of the
     geodesic between two symmetric positive definite matrices; :math:`A \# B = B \# A` and
     :math:`A \# (S A^{-1} S) = S`."""
-    half, inv_half = _spd_power(a, 0.5), _spd_power(a, -0.5)
+    half, inv_half = _spd_powers(a, 0.5, -0.5)
     middle = inv_half @ b @ inv_half
-    out = half @ _spd_power(0.5 * (middle + middle.T), 0.5) @ half
+    (root,) = _spd_powers(0.5 * (middle + middle.T), 0.5)
+    out = half @ root @ half
     return 0.5 * (out + out.T)
 
 
