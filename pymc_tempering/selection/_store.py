@@ -34,7 +34,7 @@ import numpy as np
 import xarray as xr
 
 from pymc_tempering._fingerprint import canonical as _canonical
-from pymc_tempering._fingerprint import graph_digest
+from pymc_tempering._fingerprint import graph_digest, model_logp_graphs
 
 __all__ = ["ModelStore", "model_key", "settings_digest"]
 
@@ -73,7 +73,7 @@ def _graph_digest(model) -> str:
     """The model's log density graphs and the values that feed them, and its initial values
     (the rule lives in :func:`pymc_tempering._fingerprint.graph_digest`, shared with
     :mod:`pymc_tempering.resume`)."""
-    graphs = [model.varlogp, model.datalogp, *model.deterministics]
+    graphs = [*model_logp_graphs(model), *model.deterministics]
     return graph_digest(graphs, model.rvs_to_initial_values)
 
 

@@ -8,6 +8,8 @@ from pymc.variational.minibatch_rv import MinibatchRandomVariable
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import applys_between, graph_inputs
 
+from pymc_tempering._fingerprint import model_logp_graphs
+
 __all__ = [
     "check_all_free",
     "improper_priors",
@@ -47,7 +49,8 @@ def has_likelihood(model) -> bool:
     """Whether ``model.datalogp`` depends on the free variables (observed data or Potentials)."""
     if not (model.observed_RVs or model.potentials):
         return False
-    inputs = {i for i in graph_inputs([model.datalogp]) if not isinstance(i, Constant)}
+    datalogp = model_logp_graphs(model)[1]
+    inputs = {i for i in graph_inputs([datalogp]) if not isinstance(i, Constant)}
     return any(v in inputs for v in model.value_vars)
 
 

@@ -10,6 +10,7 @@ from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.pytensorf import compile, join_nonshared_inputs, make_shared_replacements, reseed_rngs
 from pytensor.graph.replace import clone_replace, vectorize_graph
 
+from pymc_tempering._fingerprint import model_logp_graphs
 from pymc_tempering.step_methods._compile.cache import cached, compile_key
 from pymc_tempering.step_methods._compile.prior import (
     PRIOR_BLOCK,
@@ -85,7 +86,7 @@ def compile_tempered_density(
     model per process (:mod:`.cache`): a second call on the same model, variables and options
     returns the same object.
     """
-    graphs = [model.varlogp, model.datalogp]
+    graphs = list(model_logp_graphs(model))
     key = compile_key("tempered", vars, initial_point, compile_kwargs, gradient=gradient)
     if {v.name for v in vars} != {v.name for v in model.value_vars}:
         key = None  # the other variables become new shared inputs, the caller's own: compile
