@@ -139,7 +139,10 @@ class Langevin:
     h-form step with diagonal preconditioner ``scale[l] ** 2``, or with ``scales.chol`` the
     dense ``L_l L_l^T``, and ``sqrt(2 h_l) = exp(log_scaling[l])`` (see
     :mod:`pymc_tempering.kernels.mala_rungs`); ``aux`` holds each replica's prior and
-    likelihood gradients side by side.
+    likelihood gradients side by side. With the dense preconditioner a sweep makes
+    :func:`dense_local_moves` moves on every rung (:math:`\lceil d^{1/3} \rceil`) before its
+    swap round (Pigeons.jl's MALA explorers make ``3 * ceil(d^0.35)`` per round by default);
+    the sweep's acceptance stats and tuning see the last one.
     """
 
     name = "mala"
