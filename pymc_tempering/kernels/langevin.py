@@ -49,7 +49,7 @@ def langevin_mean(x, grad, step_size, scaling):
     return x + step_size * scaling * grad
 
 
-def langevin_proposal(x, grad, step_size, scaling, noise):
+def langevin_proposal(x, grad, step_size, scaling, noise, step_scaling=None, noise_scale=None):
     r"""The h-form Langevin move ``x + h M grad + sqrt(2 h M) * noise``.
 
     Parameters
@@ -62,8 +62,16 @@ def langevin_proposal(x, grad, step_size, scaling, noise):
         Diagonal of the preconditioner :math:`M` (positive).
     noise : ndarray, shape (n,)
         Standard normal draws :math:`\xi`.
+    step_scaling, noise_scale : ndarray, shape (n,), optional
+        ``step_size * scaling`` and ``np.sqrt(2.0 * step_size * scaling)`` when the caller
+        already holds them (a sampler whose step size is fixed after tuning): the same numbers,
+        bit for bit, without recomputing them on every transition.
     """
-    return langevin_mean(x, grad, step_size, scaling) + np.sqrt(2.0 * step_size * scaling) * noise
+    if step_scaling is None:
+        step_scaling = step_size * scaling
+    if noise_scale is None:
+        noise_scale = np.sqrt(2.0 * step_size * scaling)
+    return x + step_scaling * grad + noise_scale * noise
 
 
 def log_proposal_density(y, x, grad_x, step_size, scaling):

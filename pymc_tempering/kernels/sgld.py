@@ -67,6 +67,8 @@ class StepSizeSchedule:
     gamma: float
 
     def __call__(self, t):
+        if type(t) is int and self.b + t > 0:  # one step: Python floats, NumPy's numbers
+            return self.a if self.gamma == 0 else self.a * (self.b + t) ** (-self.gamma)
         if self.gamma == 0:
             return self.a * np.ones_like(np.asarray(t, dtype=float))[()]
         return self.a * (self.b + np.asarray(t, dtype=float)) ** (-self.gamma)

@@ -7,6 +7,7 @@ Both move by the h-form Langevin proposal
 compiled call (:mod:`pymc_tempering.kernels.langevin` holds the maths).
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -27,6 +28,7 @@ from pymc_tempering.step_methods._compile import (
     nonfinite_start_message,
     refuse_minibatch,
 )
+from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep
 
 __all__ = ["check_beta", "positive_finite", "check_scaling", "LangevinBase"]
 
@@ -70,7 +72,7 @@ def check_scaling(scaling, n_params: int, sampler: str) -> np.ndarray:
     return arr
 
 
-class LangevinBase(Resumable, GradientSharedStep):
+class LangevinBase(Resumable, FlatPointStep, GradientSharedStep):
     """Shared set-up, density evaluation and divergence bookkeeping of ULA and MALA."""
 
     default_blocked = True
@@ -111,7 +113,8 @@ class LangevinBase(Resumable, GradientSharedStep):
         # our states are fresh contiguous float64 vectors: skip input validation when that is
         # the compiled dtype; with floatX = float32 they are cast down on each call
         self._dtype = fn.dtype
-        self._fn.trust_input = fn.dtype == "float64"
+        self._cast = fn.dtype != "float64"
+        self._fn.trust_input = not self._cast
         self.beta = beta
         self.Emax = float(Emax)
         x0 = DictToArrayBijection.map({v.name: initial_point[v.name] for v in vars}).data
@@ -126,17 +129,21 @@ class LangevinBase(Resumable, GradientSharedStep):
     # -- density ---------------------------------------------------------------------------------
     def _logp_grad(self, x):
         """Log density and gradient; the state stays float64 whatever ``floatX`` is."""
-        if self._dtype != "float64":
+        if self._cast:
             x = x.astype(self._dtype)
         logp, grad = self._fn(x)  # fresh output arrays on every call
         if self.localization:  # the LLC's -gamma/2 |x - w*|^2, not tempered by beta
             term, term_grad = localization_term(x, self._center, self.localization)
             return float(logp) + term, grad.astype(np.float64) + term_grad
-        return float(logp), grad.astype(np.float64, copy=False)
+        if self._cast:
+            grad = grad.astype(np.float64)
+        return float(logp), grad
 
     @staticmethod
     def _finite(x, logp, grad) -> bool:
-        return bool(np.isfinite(logp) and np.isfinite(grad).all() and np.isfinite(x).all())
+        # one sum carries any NaN or infinity (it overflows only for entries near 1e308, a
+        # blow-up anyway): cheaper than isfinite(...).all() on every transition
+        return math.isfinite(logp) and math.isfinite(np.add.reduce(grad) + np.add.reduce(x))
 
     def _current(self, q0: RaveledVars):
         """Log density and gradient at the chain's state, from the cache when it is valid.
@@ -145,8 +152,9 @@ class LangevinBase(Resumable, GradientSharedStep):
         changed variables outside ``vars`` (then one more compiled call is needed).
         """
         x = q0.data
-        if not self.shared and self._x is not None and np.array_equal(x, self._x):
-            return self._x, self._logp, self._grad
+        cached = self._x
+        if cached is not None and not self.shared and (x is cached or (x == cached).all()):
+            return cached, self._logp, self._grad
         x = np.array(x, dtype=np.float64)
         logp, grad = self._logp_grad(x)
         if not self._finite(x, logp, grad):
@@ -171,18 +179,20 @@ class LangevinBase(Resumable, GradientSharedStep):
             f"{names} is zero or not finite. Check the model, or sample it with one step method."
         )
 
-    def _propose(self, x, grad, step_size, scaling):
+    def _propose(self, x, grad, step_size, scaling, **moves):
         """Draw a Langevin proposal and evaluate it; ``finite`` says whether all is finite.
+        ``moves``: ``step_scaling`` and ``noise_scale`` of
+        :func:`~pymc_tempering.kernels.langevin.langevin_proposal`, when known.
 
         Call inside ``np.errstate(over="ignore", invalid="ignore")``: a huge gradient may
         overflow, and the result is then caught here as not finite.
         """
         noise = self.rng.standard_normal(x.size)
-        y = langevin_proposal(x, grad, step_size, scaling, noise)
-        if not np.isfinite(y).all():
+        y = langevin_proposal(x, grad, step_size, scaling, noise, **moves)
+        if not math.isfinite(np.add.reduce(y)):  # overflowed: no density evaluated there
             return y, -np.inf, np.full_like(y, np.nan), False
         logp_y, grad_y = self._logp_grad(y)
-        return y, logp_y, grad_y, bool(np.isfinite(logp_y) and np.isfinite(grad_y).all())
+        return y, logp_y, grad_y, math.isfinite(logp_y) and math.isfinite(np.add.reduce(grad_y))
 
     def _divergence_warning(self, message: str, zero_density: bool = False):
         """A ``warning`` stat for this draw, and a Python warning once per chain: a

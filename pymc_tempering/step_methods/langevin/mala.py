@@ -7,15 +7,13 @@ from typing import Any
 
 import numpy as np
 from pymc.blocking import RaveledVars
-from pymc.stats.convergence import SamplerWarning
 from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 
 from pymc_tempering.kernels.dense import dense_log_accept_ratio
 from pymc_tempering.kernels.langevin import mala_log_accept_ratio
 from pymc_tempering.kernels.moments import moments_init
-from pymc_tempering.step_methods._progress import progress_columns
-from pymc_tempering.step_methods.langevin import tuning
+from pymc_tempering.step_methods.langevin import mala_stats, tuning
 from pymc_tempering.step_methods.langevin.base import LangevinBase, positive_finite
 from pymc_tempering.step_methods.langevin.options import (
     DENSE_MAX_PARAMS,
@@ -23,6 +21,8 @@ from pymc_tempering.step_methods.langevin.options import (
     check_matrix_scaling,
     check_steps_per_draw,
     resolve_preconditioner,
+    sampling_draw_steps,
+    tuning_draw_steps,
 )
 
 __all__ = ["MALA", "MALAState", "DENSE_MAX_PARAMS", "MAX_AUTO_STEPS"]
@@ -165,20 +165,7 @@ class MALA(LangevinBase):
     """
 
     name = "mala"
-    stats_dtypes_shapes = {
-        "tune": (bool, []),
-        "accept": (np.float64, []),
-        "accepted": (np.float64, []),  # as pm.Metropolis, so compound steps can share it
-        "step_size": (np.float64, []),
-        "step_size_bar": (np.float64, []),
-        "diverging": (bool, []),
-        "divergences": (int, []),  # NUTS declares `int`: compound steps need one dtype
-        "model_logp": (np.float64, []),
-        "beta": (np.float64, []),  # the run's inverse temperature, for pmt.wbic
-        "scaling_min": (np.float64, []),
-        "scaling_max": (np.float64, []),
-        "warning": (SamplerWarning, None),
-    }
+    stats_dtypes_shapes = mala_stats.MALA_STATS
     _state_class = MALAState
 
     def __init__(
@@ -213,17 +200,10 @@ class MALA(LangevinBase):
         if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept}.")
         super().__init__(
-            vars,
-            beta=beta,
-            Emax=Emax,
-            model=model,
-            rng=rng,
-            initial_point=initial_point,
-            compile_kwargs=compile_kwargs,
-            blocked=blocked,
-            localization=localization,
+            vars, beta=beta, Emax=Emax, model=model, rng=rng, initial_point=initial_point,
+            compile_kwargs=compile_kwargs, blocked=blocked, localization=localization,
             localization_center=localization_center,
-        )
+        )  # fmt: skip
         n = self.n_params
         self._initial_step_size = n ** (-1.0 / 3.0) if step_size is None else step_size
         self._initial_scaling = np.ones(n) if scaling is None else check_matrix_scaling(scaling, n)
@@ -252,7 +232,10 @@ class MALA(LangevinBase):
             self.moments, self.grad_moments = tuning.dense_window_init(self.n_params), None
         else:
             self.moments = self.grad_moments = moments_init(self.n_params)
-        self.draw_steps = self._tuning_draw_steps() if self.n_tune else self._sampling_draw_steps()
+        self.draw_steps = self._sampling_draw_steps()
+        if self.n_tune:
+            args = (self.steps_per_draw, self.adapt_step_size, self.n_params)
+            self.draw_steps = tuning_draw_steps(*args)
         n_tune_steps = self.n_tune * self.draw_steps
         self.windows = tuning.tuning_windows(n_tune_steps, self.adapt_scaling)
 
@@ -273,20 +256,9 @@ class MALA(LangevinBase):
             self.draw_steps = self._sampling_draw_steps()
         self.tune = False
 
-    def _tuning_draw_steps(self) -> int:
-        if self.steps_per_draw != "auto":
-            return self.steps_per_draw
-        if not self.adapt_step_size:  # the user's step size: the user's transitions
-            return 1
-        return math.ceil(self.n_params ** (1.0 / 3.0) - 1e-9)
-
     def _sampling_draw_steps(self) -> int:
-        if self.steps_per_draw != "auto":
-            return self.steps_per_draw
-        if not self.adapt_step_size:
-            return 1
-        steps = math.ceil(1.0 / (self.target_accept * self.step_size))
-        return int(min(max(steps, 1), MAX_AUTO_STEPS))
+        args = (self.steps_per_draw, self.adapt_step_size, self.target_accept, self.step_size)
+        return sampling_draw_steps(*args)
 
     def _set_scaling(self, scaling, chol=None):
         """The preconditioner (a vector, or a matrix and its lower Cholesky factor)."""
@@ -297,6 +269,7 @@ class MALA(LangevinBase):
         else:
             self._chol, diag = None, scaling
         self._scaling_range = (float(diag.min()), float(diag.max()))
+        self._moves = None  # (h, M, h M and sqrt(2 h M)) of the diagonal move
 
     # -- the step --------------------------------------------------------------------------------
     def astep(self, q0: RaveledVars):
@@ -339,18 +312,8 @@ class MALA(LangevinBase):
         huge gradient may overflow, and the proposal is then rejected as not finite.
         """
         h = self.step_size
-        if self._chol is None:
-            log_alpha = -math.inf
-            y, logp_y, grad_y, finite = self._propose(x, grad, h, self.scaling)
-            if finite:
-                log_alpha = mala_log_accept_ratio(x, y, logp, logp_y, grad, grad_y, h, self.scaling)
-                if log_alpha != log_alpha:  # NaN
-                    log_alpha = -math.inf
-        else:
-            y, logp_y, grad_y, log_alpha = self._dense_propose(x, logp, grad, h)
-            finite = math.isfinite(log_alpha)
-            if not finite:
-                log_alpha = -math.inf
+        propose = self._diag_propose if self._chol is None else self._dense_propose
+        y, logp_y, grad_y, log_alpha, finite = propose(x, logp, grad, h)
         log_u = math.log(self.rng.uniform())
         accept = math.exp(min(log_alpha, 0.0))
         accepted = log_u < log_alpha
@@ -369,20 +332,39 @@ class MALA(LangevinBase):
         self.iteration += 1
         return x, logp, grad, accept, accepted, warning
 
+    def _diag_propose(self, x, logp, grad, h):
+        """The diagonal move, evaluated, its log Hastings ratio (-inf where NaN or where the
+        proposal is not finite) and whether it is finite. ``h M`` and ``sqrt(2 h M)`` are kept
+        while ``h`` and ``M`` stay (after tuning: for the whole run)."""
+        m, moves = self.scaling, self._moves
+        if moves is None or moves[0] != h or moves[1] is not m:
+            moves = (h, m, {"step_scaling": h * m, "noise_scale": np.sqrt(2.0 * h * m)})
+            self._moves = moves
+        y, logp_y, grad_y, finite = self._propose(x, grad, h, m, **moves[2])
+        if not finite:
+            return y, logp_y, grad_y, -math.inf, False
+        log_alpha = mala_log_accept_ratio(x, y, logp, logp_y, grad, grad_y, h, m)
+        if log_alpha != log_alpha:  # NaN
+            log_alpha = -math.inf
+        return y, logp_y, grad_y, log_alpha, True
+
     def _dense_propose(self, x, logp, grad, h):
-        """The dense move ``y = x + L u``, ``u = h L^T grad + sqrt(2h) xi``, evaluated, and its
-        log Hastings ratio (:func:`~pymc_tempering.kernels.dense.dense_log_accept_ratio`): not
-        finite (rejected) where ``y``, its log density or its gradient is not finite, since a
-        non-finite gradient makes the backward residual non-finite."""
+        """The dense move ``y = x + L u``, ``u = h L^T grad + sqrt(2h) xi``, evaluated, its
+        log Hastings ratio (:func:`~pymc_tempering.kernels.dense.dense_log_accept_ratio`) and
+        whether it is finite: not (rejected, ratio -inf) where ``y``, its log density or its
+        gradient is not finite, since a non-finite gradient makes the backward residual so."""
         chol = self._chol
         noise = self.rng.standard_normal(x.size)
         # ndarray.dot, not @: on vectors of tens of entries matmul's dispatch costs 1-2 us more
         step = h * grad.dot(chol) + math.sqrt(2.0 * h) * noise
         y = x + chol.dot(step)
         if not math.isfinite(y.sum()):  # overflowed: do not evaluate the density there
-            return y, -math.inf, None, -math.inf
+            return y, -math.inf, None, -math.inf, False
         logp_y, grad_y = self._logp_grad(y)
-        return y, logp_y, grad_y, dense_log_accept_ratio(logp, logp_y, noise, step, grad_y, chol, h)
+        log_alpha = dense_log_accept_ratio(logp, logp_y, noise, step, grad_y, chol, h)
+        if not math.isfinite(log_alpha):
+            return y, logp_y, grad_y, -math.inf, False
+        return y, logp_y, grad_y, log_alpha, True
 
     def _adapt(self, accept: float, x: np.ndarray, grad: np.ndarray):
         """One tuning update (:mod:`~pymc_tempering.step_methods.langevin.tuning`)."""
@@ -406,18 +388,8 @@ class MALA(LangevinBase):
     # -- PyMC integration ------------------------------------------------------------------------
     @staticmethod
     def _progressbar_config(n_chains=1):
-        fields = [
-            ("accept", "Accept", ":0.2f", 0.0),
-            ("step_size", "Step size", ":0.3g", 0.0),
-            ("divergences", "Divergences", "", 0),
-        ]
-        return progress_columns(fields, n_chains)
+        return mala_stats.progressbar_config(n_chains)
 
     @staticmethod
     def _make_progressbar_update_functions():
-        def update_stats(step_stats):
-            return {k: step_stats[k] for k in ("accept", "step_size", "divergences")} | {
-                "failing": step_stats["divergences"] > 0
-            }
-
-        return (update_stats,)
+        return mala_stats.progressbar_update_functions()

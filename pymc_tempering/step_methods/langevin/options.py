@@ -1,6 +1,8 @@
 """MALA's argument checks and the rules of its "auto" options: which preconditioner, how many
 transitions per recorded draw."""
 
+import math
+
 import numpy as np
 
 from pymc_tempering.step_methods.langevin.base import check_scaling
@@ -11,6 +13,8 @@ __all__ = [
     "check_matrix_scaling",
     "resolve_preconditioner",
     "check_steps_per_draw",
+    "tuning_draw_steps",
+    "sampling_draw_steps",
 ]
 
 
@@ -70,3 +74,25 @@ def check_steps_per_draw(steps_per_draw):
     if steps_per_draw < 1:
         raise ValueError(f"`steps_per_draw` must be a positive integer, got {steps_per_draw}.")
     return int(steps_per_draw)
+
+
+def tuning_draw_steps(steps_per_draw, adapt_step_size: bool, n_params: int) -> int:
+    r"""Transitions per tuning draw: ``steps_per_draw`` as given; for ``"auto"``,
+    :math:`\lceil d^{1/3} \rceil`, or 1 with the user's (fixed) step size."""
+    if steps_per_draw != "auto":
+        return steps_per_draw
+    if not adapt_step_size:  # the user's step size: the user's transitions
+        return 1
+    return math.ceil(n_params ** (1.0 / 3.0) - 1e-9)
+
+
+def sampling_draw_steps(steps_per_draw, adapt_step_size, target_accept, step_size) -> int:
+    r"""Transitions per draw after tuning: ``steps_per_draw`` as given; for ``"auto"``,
+    :math:`\lceil 1 / (\text{target\_accept} \cdot h) \rceil` (at most
+    :data:`MAX_AUTO_STEPS`) from the tuned step size, or 1 with the user's step size."""
+    if steps_per_draw != "auto":
+        return steps_per_draw
+    if not adapt_step_size:
+        return 1
+    steps = math.ceil(1.0 / (target_accept * step_size))
+    return int(min(max(steps, 1), MAX_AUTO_STEPS))

@@ -25,6 +25,7 @@ from pymc_tempering.kernels.slt import check_localization, localization_term
 from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods._compile import compile_minibatch_gradients, flat_point_map
 from pymc_tempering.step_methods.langevin.base import check_beta
+from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep
 from pymc_tempering.step_methods.sgld import divergence, options, stats
 
 __all__ = ["SGLD", "SGLDState"]
@@ -47,7 +48,7 @@ class SGLDState(StepMethodState):
     logp_max: float
 
 
-class SGLD(Resumable, ArrayStepShared):
+class SGLD(Resumable, FlatPointStep, ArrayStepShared):
     r"""Stochastic-gradient Langevin dynamics (Welling & Teh 2011), optionally preconditioned.
 
     Each step draws a fresh minibatch of ``n`` rows (the model's ``pm.Minibatch``) and moves
@@ -232,6 +233,9 @@ class SGLD(Resumable, ArrayStepShared):
         self.anchor, self.anchor_grad = options.control_variate_anchor(control_variate, vars, g)
         self.tune = True
         self._reset_chain(tune=0)
+        # grad_noise_var between threshold steps: one read-only NaN vector for every such draw
+        self._no_noise_stat = np.full(g.n_params, np.nan)
+        self._no_noise_stat.flags.writeable = False
         self._warned: set[str] = set()
         self._model = model
         self._x = self._grad_logprior = self._grad_loglik = None
@@ -359,7 +363,7 @@ class SGLD(Resumable, ArrayStepShared):
         else:
             self._x, self._grad_logprior, self._grad_loglik = x_new, new[1], new[2]
 
-        alpha, grad_noise = np.nan, np.full(x.size, np.nan)
+        alpha, grad_noise = np.nan, self._no_noise_stat
         if self.iteration % self.threshold_every == 0 and not diverging:
             alpha, grad_noise = self._threshold(x, eps)
         self.iteration += 1
