@@ -8,8 +8,10 @@ carries a :data:`CHUNK_BYTES` slice of a snapshot taken at an earlier draw (the 
 stat ``sampling_state``, 1,056 bytes a draw), and the next snapshot starts when the last one is
 written. A run that ends or is interrupted at draw ``t`` is continued from its latest complete
 snapshot ``s``: the state is restored there and draws ``s + 1 .. t`` are run again (the chain
-is deterministic given its state), at most about twice a snapshot's length in draws or
-:data:`MIN_SNAPSHOT_DRAWS` (the least spacing of snapshots), whichever is larger.
+is deterministic given its state): at most about twice the spacing of snapshots at that point
+of the run, or twice a snapshot's length in draws, whichever is larger. Snapshots are
+:data:`MIN_SNAPSHOT_DRAWS` apart at first, then as far apart as the last one is from the end of
+tuning, up to :data:`MAX_SNAPSHOT_DRAWS` (:func:`snapshot_due`).
 """
 
 import dataclasses
@@ -31,11 +33,24 @@ CHUNK_BYTES = 1024
 # doubled SGLD's per-draw cost (0.25 -> 0.44 ms on a quiet machine); continuing then re-runs at
 # most about twice this many draws
 MIN_SNAPSHOT_DRAWS = 100
+# ... and long runs space them out up to this: ExchangeMC(n_rungs=32) on a 3-parameter model
+# (a 49 KB state) took 0.2-0.6 ms a snapshot, 2-6 us a draw every 100 draws, several percent of
+# its 0.07-0.1 ms per draw; every 1000 draws it is well under 1%
+MAX_SNAPSHOT_DRAWS = 1000
 # per draw: snapshot's draw (-1: none), chunk index, number of chunks, snapshot length in bytes
 HEADER = struct.Struct("<qqqq")
 # constructor arguments that are not saved: the model is passed again, the rng is in the
 # state, the initial point does not matter once the state is restored
 _NOT_SAVED = ("model", "rng", "initial_point", "blocked")
+
+
+def snapshot_due(draw: int, last: int) -> bool:
+    """Whether a snapshot starts at ``draw`` (counted from the end of tuning), the last one
+    having started at ``last``: after ``min(max(MIN_SNAPSHOT_DRAWS, last), MAX_SNAPSHOT_DRAWS)``
+    draws (at 0, 100, 200, 400, 800, 1600, 2600, 3600, ...; later if a snapshot takes longer
+    to write), so that a short run is continued with little to run again and a long one pays
+    little for its snapshots."""
+    return draw - last >= min(max(MIN_SNAPSHOT_DRAWS, last), MAX_SNAPSHOT_DRAWS)
 
 
 def _chunk_rows(at: int, payload: bytes) -> np.ndarray:
@@ -203,7 +218,7 @@ class Resumable:
         if checkpoint is None:
             checkpoint = (draw, _chunk_rows(draw, self._snapshot(point)), 0)
         elif checkpoint[2] >= len(checkpoint[1]):  # written
-            if draw - checkpoint[0] < MIN_SNAPSHOT_DRAWS:
+            if not snapshot_due(draw, checkpoint[0]):
                 return EMPTY_CHUNK
             checkpoint = (draw, _chunk_rows(draw, self._snapshot(point)), 0)
         at, rows, k = checkpoint

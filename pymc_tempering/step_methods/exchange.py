@@ -40,7 +40,6 @@ from pymc_tempering.step_methods.exchange_state import (
     initial_replicas,
 )
 from pymc_tempering.step_methods.explorers import EXPLORERS
-from pymc_tempering.swap import swap_pairs
 
 __all__ = ["ExchangeMC"]
 
@@ -267,9 +266,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
             if self.adaptive_ladder
             else None
         )
-        self._last_end, self._round_trips = np.full(n_rungs, NONE), 0
-        self._swap_sum, self._swap_attempts = 0.0, 0
-        self._deo_pairs = None  # swap pairs and their index into a record, per parity
+        self._clear_counters(n_rungs)
+        self._deo_pairs = None
         self._scaling = exchange_stats.ScalingStats(self.prior_rung)
         self.barrier = np.nan
         self.n_rungs_suggested = -1
@@ -289,24 +287,19 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
 
     def stop_tuning(self):
         self.tune = False
-        self._last_end, self._round_trips = np.full(self.betas.size, NONE), 0
-        self._swap_sum, self._swap_attempts = 0.0, 0
+        self._clear_counters(self.betas.size)
 
     @property
     def loglik(self):
         """Log-likelihood of the replica on each rung."""
         return self.replicas.loglik
 
-    def _init_replicas(self, q0: np.ndarray):
-        self.replicas = initial_replicas(
-            q0, self.betas, self.density, self.explorer, self.init, self.rng,
-            self.discrete_columns,
-        )  # fmt: skip
-
     # -- the step --------------------------------------------------------------------------------
     def astep(self, q0: RaveledVars):
-        if self.replicas is None:
-            self._init_replicas(q0.data.astype(np.float64))
+        if self.replicas is None:  # the first step: the top rung starts at q0
+            self.replicas = initial_replicas(q0.data.astype(np.float64), self.betas, self.density,
+                                             self.explorer, self.init, self.rng,
+                                             self.discrete_columns)  # fmt: skip
         if self.sweeps_per_draw == 1:
             n_rungs = self.betas.size
             record = self._sweep()
@@ -326,13 +319,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
 
     def _sweep(self):
         """One sweep (local moves, one swap round), its tuning and the running counters.
-
-        Returns the sweep's record, a new ``(4, n_rungs)`` array: rows ``ACCEPT`` and
-        ``ACCEPTED``, per rung, the local acceptance probability and whether it accepted
-        (1.0 / 0.0); rows ``SWAP`` and ``SWAPPED``, per neighbouring pair (first
-        ``n_rungs - 1`` columns), the swap acceptance probability and whether it swapped, NaN
-        for pairs not proposed.
-        """
+        Returns its record (:func:`pymc_tempering.kernels.fused.finish_sweep`), a new array,
+        with the acceptance and swap probabilities in rows ``ACCEPT`` and ``SWAP``."""
         exact = self._prior_draw() if self.prior_rung else None
         proposal, draws, self.random = self.explorer.explore(
             self.replicas, self.betas, self.scales, exact, self.rng, self.random, self._pairs
@@ -351,9 +339,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         return record
 
     def _several_sweeps(self):
-        """``sweeps_per_draw`` sweeps; their records averaged
-        (:class:`~pymc_tempering.step_methods.exchange_stats.SweepAverage`) over the sweeps
-        since tuning last resized the ladder."""
+        """``sweeps_per_draw`` sweeps, their records averaged over those since tuning last
+        resized the ladder (:class:`~.exchange_stats.SweepAverage`)."""
         average = exchange_stats.SweepAverage(self.betas.size)
         for _ in range(self.sweeps_per_draw):
             if self.betas.size != average.n_rungs:  # tuning may resize the ladder mid-draw
@@ -363,31 +350,15 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
                 average.add(record)
         return average.result(self.betas.size)
 
-    def _pairs(self):
-        """This sweep's pairs to propose (:func:`pymc_tempering.swap.swap_pairs`, the two "deo"
-        sets made once per ladder); sets ``_pair_index``, which picks them out of a record."""
-        n_rungs = self.betas.size
-        if self.swap_scheme != "deo":
-            lower = swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng)
-            self._pair_index = fused.pair_index(lower)
-            return lower
-        if self._deo_pairs is None or self._deo_pairs[0] != n_rungs:
-            sets = [swap_pairs(n_rungs, parity, "deo", self.rng) for parity in (0, 1)]
-            self._deo_pairs = (n_rungs, [(lower, fused.pair_index(lower)) for lower in sets])
-        lower, self._pair_index = self._deo_pairs[1][self.sweep % 2]
-        return lower
-
     # -- tuning: the pure rules of pymc_tempering.adaptation, applied ----------------------------
     def _adapt(self, accept_prob, lower, swap_prob):
         grad = None
         if self.scales.grad_moments is not None:  # a dense proposal learning from gradients
             # forward differences (one batched call of n_rungs * d rows, tuning only): no
             # gradient to compile (about 1.7 s on a 10-parameter regression), any model
-            r, n_params = self.replicas, self.density.n_params
+            r, d = self.replicas, self.density.n_params
             if self.explorer.needs_gradient:  # MALA carries each replica's gradients
-                grad = mala_rungs.tempered_grad(
-                    self.betas, r.aux[:, :n_params], r.aux[:, n_params:]
-                )
+                grad = mala_rungs.tempered_grad(self.betas, r.aux[:, :d], r.aux[:, d:])
             else:
                 step = GRADIENT_STEP * self.scales.param_scale
                 grad = rwm.difference_gradient(
