@@ -32,6 +32,7 @@ __all__ = [
     "mala_sweep",
     "dense_mala_step",
     "dense_mala_log_q_ratio",
+    "dense_mala_hastings",
 ]
 
 
@@ -151,20 +152,59 @@ def _dense_step_kernel(x, grad, chol, noise, z, prop, u):
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FAST)
+def _dense_log_q_row(u, z, prop_grad, chol, noise, t_grad) -> float:
+    """One rung's whitened Hastings term (``t_grad``: scratch of length d)."""
+    _t_matvec_into(chol, prop_grad, t_grad)
+    h = 0.5 * noise * noise
+    forward = 0.0
+    backward = 0.0
+    for i in range(u.size):
+        f = noise * z[i]
+        b = u[i] + h * t_grad[i]
+        forward += f * f
+        backward += b * b
+    return (forward - backward) / (2.0 * noise * noise)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FAST)
 def _dense_log_q_kernel(u, z, prop_grad, chol, noise, out):
+    t_grad = np.empty(u.shape[1])
+    for r in range(u.shape[0]):
+        out[r] = _dense_log_q_row(u[r], z[r], prop_grad[r], chol[r], noise[r], t_grad)
+
+
+@numba.njit(cache=True, nogil=True)
+def _dense_hastings_kernel(u, z, grad_prior, grad_lik, betas, chol, noise, logprior, log_q,
+                           aux, logprior_out):  # fmt: skip
     n_rungs, d = u.shape
-    t_grad = np.empty(d)
+    prop_grad, t_grad = np.empty(d), np.empty(d)
     for r in range(n_rungs):
-        _t_matvec_into(chol[r], prop_grad[r], t_grad)
-        h = 0.5 * noise[r] * noise[r]
-        forward = 0.0
-        backward = 0.0
-        for i in range(d):
-            f = noise[r] * z[r, i]
-            b = u[r, i] + h * t_grad[i]
-            forward += f * f
-            backward += b * b
-        out[r] = (forward - backward) / (2.0 * noise[r] * noise[r])
+        beta = betas[r]
+        finite = True
+        for j in range(d):
+            g = grad_prior[r, j] + (0.0 if beta == 0.0 else beta * grad_lik[r, j])
+            prop_grad[j] = g
+            finite = finite and np.isfinite(g)
+            aux[r, j] = grad_prior[r, j]
+            aux[r, d + j] = grad_lik[r, j]
+        log_q[r] = _dense_log_q_row(u[r], z[r], prop_grad, chol[r], noise[r], t_grad)
+        logprior_out[r] = logprior[r] if finite else -np.inf
+
+
+def dense_mala_hastings(u, z, grad_prior, grad_lik, betas, chol, noise, logprior):
+    """What a dense move's proposal needs after its density call, in one compiled pass:
+    ``(log_q_ratio, aux, logprior)``. ``log_q_ratio`` is :func:`dense_mala_log_q_ratio` at the
+    tempered gradient :func:`tempered_grad` ``(betas, grad_prior, grad_lik)``; ``aux`` the two
+    gradients side by side; ``logprior`` a copy, ``-inf`` on rungs whose tempered gradient is
+    not finite (so the accept rule rejects them)."""
+    u, z, grad_prior, grad_lik, betas, chol, noise, logprior = _float_arrays(
+        u, z, grad_prior, grad_lik, betas, chol, noise, logprior
+    )
+    n_rungs, d = u.shape
+    log_q, aux, logprior_out = np.empty(n_rungs), np.empty((n_rungs, 2 * d)), np.empty(n_rungs)
+    _dense_hastings_kernel(u, z, grad_prior, grad_lik, betas, chol, noise, logprior, log_q, aux,
+                           logprior_out)  # fmt: skip
+    return log_q, aux, logprior_out
 
 
 def _float_arrays(*arrays):

@@ -198,21 +198,28 @@ class Langevin:
         n_rungs = proposal.shape[0]
         # a non-finite gradient: reject the move
         logprior = np.where(mala_rungs.finite_rows(prop_grad), logprior, -np.inf)
-        log_u = np.log(rng.random(n_rungs))
-        lower = pairs()
-        log_u_swap = np.full(n_rungs - 1, np.nan)
-        log_u_swap[lower] = np.log(rng.random(lower.size))
         n_params = grad_prior.shape[1]  # both gradients side by side, as np.hstack would
         aux = np.empty((n_rungs, 2 * n_params), dtype=np.result_type(grad_prior, grad_lik))
         aux[:, :n_params], aux[:, n_params:] = grad_prior, grad_lik
         if np.ndim(log_q_ratio) == 0:
             log_q_ratio = np.full(n_rungs, log_q_ratio, dtype=np.float64)
         log_q_ratio = np.ascontiguousarray(log_q_ratio, dtype=np.float64)
+        return self._sweep_proposal(proposal, aux, logprior, loglik, log_q_ratio, exact, rng,
+                                    pairs, random)  # fmt: skip
+
+    @staticmethod
+    def _sweep_proposal(proposal, aux, logprior, loglik, log_q_ratio, exact, rng, pairs, random):
+        """The sweep's proposal and its random numbers: accept decisions, then the pairs."""
+        n_rungs = proposal.shape[0]
+        log_u = np.log(rng.random(n_rungs))
+        lower = pairs()
+        log_u_swap = np.full(n_rungs - 1, np.nan)
+        log_u_swap[lower] = np.log(rng.random(lower.size))
         return (
             Proposal(proposal, aux, logprior, loglik, log_q_ratio, exact is not None),
             SweepDraws(log_u, lower, log_u_swap),
             random,
-        )  # fmt: skip
+        )
 
     def _explore_dense(self, replicas, betas, scales, exact, rng, pairs, grad, random):
         """The move with ``M_l = L_l L_l^T`` (:func:`mala_rungs.dense_mala_step`), made
@@ -230,10 +237,11 @@ class Langevin:
         if exact is not None:
             proposal[0] = exact
         logprior, loglik, grad_prior, grad_lik = self.density.batch_grad(proposal)
-        prop_grad = mala_rungs.tempered_grad(betas, grad_prior, grad_lik)
-        log_q_ratio = mala_rungs.dense_mala_log_q_ratio(u, z, prop_grad, chol, noise)
-        return self._finish(proposal, logprior, loglik, grad_prior, grad_lik, prop_grad,
-                            log_q_ratio, exact, rng, pairs, random)  # fmt: skip
+        log_q_ratio, aux, logprior = mala_rungs.dense_mala_hastings(
+            u, z, grad_prior, grad_lik, betas, chol, noise, logprior
+        )
+        return self._sweep_proposal(proposal, aux, logprior, loglik, log_q_ratio, exact, rng,
+                                    pairs, random)  # fmt: skip
 
     def _dense_move(self, replicas, betas, noise, chol, grad, rng):
         """One dense MALA move on every rung (the prior rung included: a MALA move targeting
@@ -243,10 +251,9 @@ class Langevin:
         z = rng.standard_normal(replicas.x.shape)
         proposal, u = mala_rungs.dense_mala_step(replicas.x, grad, chol, noise, z)
         logprior, loglik, grad_prior, grad_lik = self.density.batch_grad(proposal)
-        prop_grad = mala_rungs.tempered_grad(betas, grad_prior, grad_lik)
-        log_q_ratio = mala_rungs.dense_mala_log_q_ratio(u, z, prop_grad, chol, noise)
-        logprior = np.where(mala_rungs.finite_rows(prop_grad), logprior, -np.inf)
-        aux = np.concatenate([grad_prior, grad_lik], axis=1)
+        log_q_ratio, aux, logprior = mala_rungs.dense_mala_hastings(
+            u, z, grad_prior, grad_lik, betas, chol, noise, logprior
+        )
         move = Proposal(proposal, aux, logprior, loglik, log_q_ratio, False)
         draws = SweepDraws(np.log(rng.random(n_rungs)), NO_PAIRS, np.full(n_rungs - 1, np.nan))
         # no swaps: the replica on each rung stays, so no round trip can complete here

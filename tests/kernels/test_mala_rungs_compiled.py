@@ -81,3 +81,26 @@ def test_finite_rows():
     a = np.ones((4, 3))
     a[1, 2], a[3, 0] = np.nan, -np.inf
     np.testing.assert_array_equal(mala_rungs.finite_rows(a), [True, False, True, False])
+
+
+def test_dense_hastings_equals_its_parts():
+    """:func:`dense_mala_hastings` (what a dense move needs after its density call, compiled in
+    one pass) against the tempered gradient, the Hastings term, the finite-gradient rule and
+    the gradients side by side, computed one by one."""
+    x, grad, prop_grad, chol, noise, z = _inputs(6)
+    rng = np.random.default_rng(6)
+    grad_prior, grad_lik = prop_grad, rng.normal(size=prop_grad.shape)
+    grad_lik[0, 1] = np.nan  # the prior rung ignores it: still finite
+    grad_lik[3, 2] = np.inf  # a rung whose tempered gradient is not finite: rejected
+    betas = np.array([0.0, 0.1, 0.3, 0.6, 1.0])
+    logprior = rng.normal(size=5)
+    _, u = mala_rungs.dense_mala_step(x, grad, chol, noise, z)
+    log_q, aux, got_logprior = mala_rungs.dense_mala_hastings(
+        u, z, grad_prior, grad_lik, betas, chol, noise, logprior
+    )
+    tempered = mala_rungs.tempered_grad(betas, grad_prior, grad_lik)
+    want = mala_rungs.dense_mala_log_q_ratio(u, z, tempered, chol, noise)
+    np.testing.assert_array_equal(log_q, want)
+    np.testing.assert_array_equal(aux, np.hstack([grad_prior, grad_lik]))
+    np.testing.assert_array_equal(got_logprior, np.where([1, 1, 1, 0, 1], logprior, -np.inf))
+    assert np.isfinite(log_q[0]) and not np.isfinite(log_q[3])
