@@ -19,9 +19,19 @@ subset sizes. Three measurements:
    unchanged), and the table against the uninterrupted run's.
 
 ``--settings default`` (the default) uses marginal_likelihood's defaults, what a user types:
-256 rungs, 8 chains x 1000 draws after 1000 tuning steps (about 100 s per model on this
-machine, so 64 models take ~1.8 h on 1 worker; try ``--models 4`` first).
-``--settings example`` uses example 07's 64 rungs (same draws; ~25 s per model).
+256 rungs, 8 chains x 1000 draws after 1000 tuning steps: about 15 s per model on 1 worker of
+this 2-core machine (sampling loop ~11.5 s, compilation and set-up ~1.5 s, evidence ~1 s, store
+~0.5 s; measured 2026-11-23 with ``--models 8``: 118.8 s on 1 worker, while other jobs ran), so
+64 models take ~16 min per worker count; try ``--models 8`` first.
+``--settings example`` uses example 07's 64 rungs (same draws, a quarter of the rungs).
+
+Per model in CPU seconds of the main thread (``time.thread_time``, in one process, 2 models,
+2 rounds; the wall-time fractions above move by tens of percent on a loaded machine): sampling
+loop 7.6-7.8, compilation and set-up 1.5-1.6 (1.8-1.9 before the log density graphs were
+built once per model), store 0.47-0.48 (3.4 s with zlib level 1 + shuffle, now Zstandard level
+1), evidence 0.8-0.9: an overhead of ~0.25 of the sampling loop's CPU time, short of the 0.10
+target; most of what is left is PyTensor's rewriting of the batched density (~0.45 s), PyMC's
+DataTree conversion of the per-rung stats (~0.45 s) and its per-chain trace set-up (~0.2 s).
 
 Run: ``python benchmarks/bench_scale.py [--models 64] [--settings default|example]``.
 """
