@@ -23,12 +23,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pymc_tempering.kernels.dense import DenseMoments, dense_preconditioner
+from pymc_tempering.kernels.dense import (
+    DenseMoments,
+    dense_preconditioner,
+    rung_covariance_update,
+)
 from pymc_tempering.kernels.fused import Replicas
 from pymc_tempering.kernels.moments import (
     Moments,
     covariance_init,
-    covariance_update,
     moments_init,
     shrunk_variance,
     variance,
@@ -145,10 +148,10 @@ def tune_scales(tuning: ScaleTuning, sweep: int, accept_prob, x, target_accept: 
         accept_prob = np.concatenate([[target_accept], accept_prob[1:]])
     log_scaling = robbins_monro_scaling(tuning.log_scaling, accept_prob, target_accept, gain)
     dense = tuning.chol is not None
-    moments = (covariance_update if dense else welford_update)(tuning.moments, x)
+    moments = (rung_covariance_update if dense else welford_update)(tuning.moments, x)
     grads = tuning.grad_moments
     if grads is not None and grad is not None:  # gradients may be measured every few sweeps
-        grads = covariance_update(grads, grad)
+        grads = rung_covariance_update(grads, grad)
     end = tuning.window_end
     if sweep + 1 != end or end > WINDOW_FRACTION * tune_sweeps:
         return tuning._replace(log_scaling=log_scaling, moments=moments, grad_moments=grads)
