@@ -24,10 +24,11 @@ import numpy as np
 from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 
-from pymc_tempering.kernels.fused import Replicas
+from pymc_tempering.kernels.fused import Replicas, pair_index
 from pymc_tempering.kernels.rules import NONE
 from pymc_tempering.kernels.rwm import admissible
 from pymc_tempering.step_methods._compile import PRIOR_BLOCK
+from pymc_tempering.swap import swap_pairs
 
 __all__ = [
     "ExchangeMCState",
@@ -76,7 +77,9 @@ class SweepCounters:
     are properties built from them when the state is read, and unpacked when it is set.
 
     ``_prior_block``, ``_prior_pos``: :class:`PriorBuffer`; ``_last_end``, ``_round_trips``:
-    :class:`RoundTripRecorder`; ``_swap_sum``, ``_swap_attempts``: :class:`SwapTally`.
+    :class:`RoundTripRecorder`; ``_swap_sum``, ``_swap_attempts``: :class:`SwapTally`. Also
+    the sweep's swap pairs (:meth:`_pairs`). Mixed into the sampler, whose ``density``, ``rng``,
+    ``betas``, ``sweep`` and ``swap_scheme`` it reads.
     """
 
     @property
@@ -114,6 +117,26 @@ class SweepCounters:
     def _count_swaps(self, swap_prob: np.ndarray) -> None:
         self._swap_sum += swap_prob.sum()
         self._swap_attempts += swap_prob.size
+
+    def _clear_counters(self, n_rungs: int) -> None:
+        """No round trip begun or counted, no swap proposed."""
+        self._last_end, self._round_trips = np.full(n_rungs, NONE), 0
+        self._swap_sum, self._swap_attempts = 0.0, 0
+
+    def _pairs(self):
+        """This sweep's pairs to propose (:func:`pymc_tempering.swap.swap_pairs`, the two "deo"
+        sets made once per ladder, kept in ``_deo_pairs``); sets ``_pair_index``, which picks
+        them out of a record's row (:func:`pymc_tempering.kernels.pair_index`)."""
+        n_rungs = self.betas.size
+        if self.swap_scheme != "deo":
+            lower = swap_pairs(n_rungs, self.sweep, self.swap_scheme, self.rng)
+            self._pair_index = pair_index(lower)
+            return lower
+        if self._deo_pairs is None or self._deo_pairs[0] != n_rungs:
+            sets = [swap_pairs(n_rungs, parity, "deo", self.rng) for parity in (0, 1)]
+            self._deo_pairs = (n_rungs, [(lower, pair_index(lower)) for lower in sets])
+        lower, self._pair_index = self._deo_pairs[1][self.sweep % 2]
+        return lower
 
 
 @dataclass_state
