@@ -358,7 +358,7 @@ class MALA(LangevinBase):
         # ndarray.dot, not @: on vectors of tens of entries matmul's dispatch costs 1-2 us more
         step = h * grad.dot(chol) + math.sqrt(2.0 * h) * noise
         y = x + chol.dot(step)
-        if not math.isfinite(y.sum()):  # overflowed: do not evaluate the density there
+        if not math.isfinite(np.add.reduce(y)):  # overflowed: no density evaluated there
             return y, -math.inf, None, -math.inf, False
         logp_y, grad_y = self._logp_grad(y)
         log_alpha = dense_log_accept_ratio(logp, logp_y, noise, step, grad_y, chol, h)
