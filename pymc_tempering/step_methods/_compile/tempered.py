@@ -33,7 +33,7 @@ class TemperedDensity:
     never do; the LLC evaluates its centre with it).
     """
 
-    single_graph: tuple  # (inputs, outputs, compile kwargs) of the per-point function
+    single_graph: tuple  # (flat input, [logprior, loglik], compile kwargs) per point
     batched: object
     prior_draw: object | None
     prior_rngs: list
@@ -51,7 +51,12 @@ class TemperedDensity:
 
     @cached_property
     def single(self):
-        inputs, outputs, compile_kwargs = self.single_graph
+        flat, outputs, compile_kwargs = self.single_graph
+        # built here, not with the batched function: a clone of the model's graphs (~0.07 s on
+        # a small regression) that the samplers never need
+        flat64 = pt.vector("flat64", dtype="float64")
+        outputs = clone_replace(outputs, {flat: flat64.astype(flat.dtype)})
+        inputs, outputs = [flat64], [v.astype("float64") for v in outputs]
         fn = compile(inputs, outputs, **compile_kwargs)
         fn.trust_input = True
         return fn
@@ -103,9 +108,7 @@ def _compile(model, vars, initial_point, graphs, compile_kwargs, gradient) -> Te
     (logprior, loglik), flat = join_nonshared_inputs(initial_point, graphs, vars, shared)
     # the samplers keep their states in float64 whatever floatX is: inputs are cast to the
     # model's dtype inside the graph and outputs back to float64 (no-ops under float64)
-    flat64 = pt.vector("flat64", dtype="float64")
-    outputs = clone_replace([logprior, loglik], {flat: flat64.astype(flat.dtype)})
-    single = ([flat64], [v.astype("float64") for v in outputs], compile_kwargs)
+    single = (flat, [logprior, loglik], compile_kwargs)
 
     replicas = pt.matrix("replicas", dtype="float64")
     point_flat, (point_logprior, point_loglik) = checks_to_switches(flat, [logprior, loglik])
