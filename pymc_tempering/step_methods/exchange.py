@@ -84,8 +84,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         For evidence, start from ``betas=pmt.evidence_ladder(n)``. Caveat, measured: on a
         multimodal target (the egg box) the ``"evidence"`` ladder made 2.5x fewer round trips
         and its evidence error bars were too small (coverage 0.76 over 50 seeds); confirm
-        such a number on the fixed ladder (``pmt.marginal_likelihood`` says so in its warning;
-        a run built by hand does not).
+        such a number on the fixed ladder (the evidence functions' warnings say so).
     adapt_n_rungs : bool, default False
         With ``ladder="adaptive"``, also let tuning grow or shrink the number of rungs: after
         each round the ladder gets the number of rungs that the measured barrier suggests
@@ -119,7 +118,9 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         flops per sweep and ``n_rungs * d`` extra density rows per tuning sweep.
         ``"auto"``: dense up to 20 continuous parameters (64 with MALA). With
         ``explorer="mala"`` the same estimate is the preconditioner ``M_l = L_l L_l^T`` (its
-        own gradients, no differences; not with discrete variables).
+        own gradients, no differences; not with discrete variables), and each sweep makes
+        ``ceil(d ** (1/3))`` MALA moves on every rung before the swap round (stats and tuning
+        see the last).
     prior_rung : bool, optional
         Where the ladder starts at beta = 0 and the prior can be forward-sampled, the lowest
         rung draws an independent prior sample every sweep instead of a local move (Pigeons'

