@@ -12,7 +12,7 @@ from pymc.step_methods.arraystep import GradientSharedStep
 from pymc_tempering.kernels.langevin import langevin_proposal
 from pymc_tempering.kernels.sgld import StepSizeSchedule, polynomial_schedule
 from pymc_tempering.step_methods.langevin import MALA
-from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep
+from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep, same_state
 
 FAST = {"mode": pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")}
 
@@ -105,3 +105,14 @@ def test_step_size_in_python_floats_equals_numpy():
             assert bits(fast) == bits(schedule(np.asarray(t)))
     with np.errstate(divide="ignore"):  # b + t = 0: NumPy's inf, not a ZeroDivisionError
         assert StepSizeSchedule(1.0, 0.0, 0.55)(0) == np.inf
+
+
+def test_same_state_knows_views_and_compares_the_rest():
+    cached = np.arange(6.0)
+    assert same_state(cached, cached) and same_state(cached.reshape(6).ravel(), cached)
+    assert same_state(cached.copy(), cached)
+    assert not same_state(cached[::-1].copy(), cached)
+    assert not same_state(cached[::-1], cached)  # a reversed view of the state is not it
+    moved = cached.copy()
+    moved[3] = np.nextafter(moved[3], 10.0)
+    assert not same_state(moved, cached)

@@ -28,7 +28,7 @@ from pymc_tempering.step_methods._compile import (
     nonfinite_start_message,
     refuse_minibatch,
 )
-from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep
+from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep, same_state
 
 __all__ = ["check_beta", "positive_finite", "check_scaling", "LangevinBase"]
 
@@ -153,7 +153,7 @@ class LangevinBase(Resumable, FlatPointStep, GradientSharedStep):
         """
         x = q0.data
         cached = self._x
-        if cached is not None and not self.shared and (x is cached or (x == cached).all()):
+        if cached is not None and not self.shared and same_state(x, cached):
             return cached, self._logp, self._grad
         x = np.array(x, dtype=np.float64)
         logp, grad = self._logp_grad(x)

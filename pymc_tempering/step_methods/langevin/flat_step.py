@@ -4,7 +4,7 @@ the flat vector and back without PyMC's general bookkeeping."""
 import numpy as np
 from pymc.blocking import DictToArrayBijection, RaveledVars
 
-__all__ = ["FlatPointStep"]
+__all__ = ["FlatPointStep", "same_state"]
 
 
 class FlatPointStep:
@@ -35,3 +35,13 @@ class FlatPointStep:
             out[name] = data[start : start + size].reshape(shape).astype(dtype, copy=False)
             start += size
         return out, stats
+
+
+def same_state(x, cached) -> bool:
+    """Whether the flat vector ``x`` PyMC hands back is the state ``cached`` a step returned:
+    a view of it (what :class:`FlatPointStep` passes on), else equal entry by entry."""
+    if x is cached:
+        return True
+    if x.base is cached and x.shape == cached.shape and x.strides == cached.strides:
+        return True
+    return bool((x == cached).all())

@@ -25,7 +25,7 @@ from pymc_tempering.kernels.slt import check_localization, localization_term
 from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods._compile import compile_minibatch_gradients, flat_point_map
 from pymc_tempering.step_methods.langevin.base import check_beta
-from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep
+from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep, same_state
 from pymc_tempering.step_methods.sgld import divergence, options, stats
 
 __all__ = ["SGLD", "SGLDState"]
@@ -319,7 +319,7 @@ class SGLD(Resumable, FlatPointStep, ArrayStepShared):
         methods have changed variables outside ``vars`` (then one more compiled call).
         """
         x = q0.data
-        if not self.shared and self._x is not None and (x == self._x).all():
+        if not self.shared and self._x is not None and same_state(x, self._x):
             return self._x, self._grad_logprior, self._grad_loglik
         x = np.array(x, dtype=np.float64)
         logp, grad_logprior, grad_loglik = self._evaluate(x)
