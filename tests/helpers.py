@@ -83,6 +83,25 @@ def exact_tempered_moments(beta, x=X_SEED_LECTURE, b=B_PRIOR):
     return m, v, e_loglik
 
 
+def gaussian_tempered_law(beta, y, prior_cov, lik_cov, prior_mean=None):
+    """Mean, covariance and E[loglik] of the rung at ``beta`` of a Gaussian-mean model: prior
+    N(prior_mean, prior_cov) (mean 0 by default), rows of ``y`` i.i.d. N(theta, lik_cov); the
+    prior times the likelihood to the power beta is Gaussian with precision
+    prior_cov^-1 + beta n lik_cov^-1."""
+    n, d = y.shape
+    prior_mean = np.zeros(d) if prior_mean is None else prior_mean
+    lik_prec = np.linalg.inv(lik_cov)
+    cov = np.linalg.inv(np.linalg.inv(prior_cov) + beta * n * lik_prec)
+    mean = cov @ (np.linalg.solve(prior_cov, prior_mean) + beta * lik_prec @ y.sum(axis=0))
+    resid = y - mean
+    e_loglik = -0.5 * (
+        n * (d * np.log(2 * np.pi) + np.linalg.slogdet(lik_cov)[1])
+        + np.einsum("ij,jk,ik->", resid, lik_prec, resid)
+        + n * np.trace(lik_prec @ cov)
+    )
+    return mean, cov, e_loglik
+
+
 def rung_loglik_z(idata):
     """Per-rung |mean loglik - exact| / MCSE on :func:`seed_lecture_model` (max over rungs)."""
     import pymc_tempering as pmt

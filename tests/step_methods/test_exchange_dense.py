@@ -7,7 +7,13 @@ import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
-from helpers import SAMPLE_KWARGS, mode_weight_check, rung_loglik_z, sample_bimodal
+from helpers import (
+    SAMPLE_KWARGS,
+    gaussian_tempered_law,
+    mode_weight_check,
+    rung_loglik_z,
+    sample_bimodal,
+)
 from helpers import seed_lecture_model as lecture_model
 from scipy import stats
 
@@ -30,19 +36,8 @@ def correlated_model():
 
 
 def tempered_law(beta):
-    """Mean, covariance and E[loglik] of rung ``beta``: prior N(M0, S0) times the likelihood to
-    the power beta is Gaussian with precision S0^-1 + beta n S_LIK^-1."""
-    n, d = Y.shape
-    lik_prec = np.linalg.inv(S_LIK)
-    cov = np.linalg.inv(np.linalg.inv(S0) + beta * n * lik_prec)
-    mean = cov @ (np.linalg.solve(S0, M0) + beta * lik_prec @ Y.sum(axis=0))
-    resid = Y - mean
-    e_loglik = -0.5 * (
-        n * (d * np.log(2 * np.pi) + np.linalg.slogdet(S_LIK)[1])
-        + np.einsum("ij,jk,ik->", resid, lik_prec, resid)
-        + n * np.trace(lik_prec @ cov)
-    )
-    return mean, cov, e_loglik
+    """The exact law of the rung at ``beta`` (:func:`helpers.gaussian_tempered_law`)."""
+    return gaussian_tempered_law(beta, Y, S0, S_LIK, M0)
 
 
 def sample_correlated(seed=3, draws=1500, tune=1000, **kwargs):

@@ -7,7 +7,7 @@ import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
-from helpers import SAMPLE_KWARGS
+from helpers import SAMPLE_KWARGS, gaussian_tempered_law
 
 from pymc_tempering import tempering_dataset
 from pymc_tempering.step_methods.exchange import ExchangeMC
@@ -29,18 +29,8 @@ def gaussian_model():
 
 
 def tempered_law(beta):
-    """Mean, covariance and E[loglik] of the rung at ``beta`` (prior times likelihood^beta)."""
-    n = Y.shape[0]
-    lik_prec = np.linalg.inv(S_LIK)
-    cov = np.linalg.inv(np.linalg.inv(S0) + beta * n * lik_prec)
-    mean = cov @ (beta * lik_prec @ Y.sum(axis=0))
-    resid = Y - mean
-    e_loglik = -0.5 * (
-        n * (D * np.log(2 * np.pi) + np.linalg.slogdet(S_LIK)[1])
-        + np.einsum("ij,jk,ik->", resid, lik_prec, resid)
-        + n * np.trace(lik_prec @ cov)
-    )
-    return mean, cov, e_loglik
+    """The exact law of the rung at ``beta`` (:func:`helpers.gaussian_tempered_law`)."""
+    return gaussian_tempered_law(beta, Y, S0, S_LIK)
 
 
 def test_local_moves_per_sweep():
