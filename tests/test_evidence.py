@@ -252,6 +252,30 @@ def test_model_probability_mcse_matches_simulated_estimates():
     np.testing.assert_allclose(table["model_probability_mcse"].loc[list("abc")], brute, rtol=0.03)
 
 
+@pytest.mark.parametrize("n_chains", [2, 4])
+def test_per_chain_estimates_pool_with_the_mcse_of_a_mean(n_chains):
+    """Chains with their own ladders are independent estimates: the pooled value is their mean
+    and its MCSE sqrt(sum mcse_c^2) / n (hand-derived), with 4 or more chains at least their
+    sd / sqrt(n); the ESS adds up."""
+    from pymc_tempering.evidence_estimators import pool_chains
+
+    values, mcses = np.array([-10.0, -10.1, -9.95, -10.02]), np.array([0.05, 0.04, 0.06, 0.03])
+    parts = [
+        xr.Dataset(
+            {"log_marginal_likelihood": v, "mcse": e, "ess": 100.0}, attrs={"ladder_start": 0.0}
+        )  # fmt: skip
+        for v, e in zip(values[:n_chains], mcses[:n_chains], strict=True)
+    ]
+    pooled = pool_chains(parts, xr.Dataset(coords={"chain": np.arange(n_chains)}))
+    v, e = values[:n_chains], mcses[:n_chains]
+    expected = np.sqrt(np.sum(e**2)) / n_chains
+    if n_chains >= 4:
+        expected = max(expected, np.std(v, ddof=1) / np.sqrt(n_chains))
+    assert float(pooled["log_marginal_likelihood"]) == pytest.approx(v.mean(), rel=1e-12)
+    assert float(pooled["mcse"]) == pytest.approx(expected, rel=1e-12)
+    assert float(pooled["ess"]) == 100.0 * n_chains
+
+
 def test_compare_evidence_warns_when_data_differ():
     with pytest.warns(UserWarning, match="different observed data"):
         pmt.compare_evidence({"a": _result(-1.0, 0.1, "x"), "b": _result(-2.0, 0.1, "y")})
