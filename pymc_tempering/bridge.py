@@ -214,6 +214,14 @@ def _split_draws(draws):
     return fit, post, n_post_eff, max_rhat
 
 
+def _terms_ess(f2) -> float:
+    """The ESS of the posterior draws' bridge terms ``(chain, draw)``; all of them where the
+    terms are constant (a perfect proposal, where ArviZ's ESS is not finite)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ess = float(array_stats.ess(f2, chain_axis=0, draw_axis=1, method="mean"))
+    return ess if np.isfinite(ess) else float(f2.size)
+
+
 def bridge_sampling(
     idata,
     model=None,
@@ -334,10 +342,7 @@ def bridge_sampling(
     )
     result = iterate_bridge(l1, l2, n_post_eff=n_post_eff, tol=tol, maxiter=maxiter)
     f1, f2 = bridge_terms(result.log_z, l1.reshape(post.shape[:2]), l2, n_post_eff=n_post_eff)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ess = float(array_stats.ess(f2, chain_axis=0, draw_axis=1, method="mean"))
-    if not np.isfinite(ess):  # constant terms: a perfect proposal
-        ess = float(n_post)
+    ess = _terms_ess(f2)
     re2 = relative_mse(f1, f2, ess)
 
     missed = MissedModes(0, -np.inf, np.nan)

@@ -102,6 +102,20 @@ def gaussian_tempered_law(beta, y, prior_cov, lik_cov, prior_mean=None):
     return mean, cov, e_loglik
 
 
+def assert_same_run(full, joined):
+    """Every posterior value and every stat but the checkpoint stat, bit for bit: a continued
+    run against one long run."""
+    from pymc_tempering.resume import STATE_STAT
+
+    assert full.posterior.sizes == joined.posterior.sizes
+    for name in full.posterior.data_vars:
+        np.testing.assert_array_equal(joined.posterior[name].values, full.posterior[name].values)
+    for name in full.sample_stats.data_vars:
+        if name != STATE_STAT:
+            a, b = joined.sample_stats[name].values, full.sample_stats[name].values
+            assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+
+
 def rung_loglik_z(idata):
     """Per-rung |mean loglik - exact| / MCSE on :func:`seed_lecture_model` (max over rungs)."""
     import pymc_tempering as pmt

@@ -10,9 +10,10 @@ import numpy as np
 import pymc as pm
 import pytest
 import xarray as xr
+from helpers import assert_same_run
 
 import pymc_tempering as pmt
-from pymc_tempering.resume import STATE_STAT, chain_checkpoints, continue_sampling
+from pymc_tempering.resume import chain_checkpoints, continue_sampling
 from pymc_tempering.resume.codec import decode, encode
 
 QUIET = dict(progressbar=False, compute_convergence_checks=False)
@@ -30,17 +31,6 @@ def small_model():
         s = pm.HalfNormal("s", 1)
         pm.Normal("y", x.sum(), s, observed=np.array([0.3, -0.2, 0.5]))
     return model
-
-
-def assert_same_run(full, joined):
-    """Every posterior value and every stat but the checkpoint stat, bit for bit."""
-    assert full.posterior.sizes == joined.posterior.sizes
-    for name in full.posterior.data_vars:
-        np.testing.assert_array_equal(joined.posterior[name].values, full.posterior[name].values)
-    for name in full.sample_stats.data_vars:
-        if name != STATE_STAT:
-            a, b = joined.sample_stats[name].values, full.sample_stats[name].values
-            assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
 
 
 def test_codec_keeps_every_bit():
@@ -150,6 +140,8 @@ def test_a_run_without_checkpoints_is_refused_by_name():
 INTERRUPTED = """
 import os, signal, sys
 import numpy as np, pymc as pm
+from helpers import assert_same_run
+
 import pymc_tempering as pmt
 sys.path.insert(0, {tests!r})
 from test_resume import small_model

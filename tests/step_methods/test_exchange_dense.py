@@ -9,6 +9,7 @@ import pymc as pm
 import pytest
 from helpers import (
     SAMPLE_KWARGS,
+    assert_same_run,
     gaussian_tempered_law,
     mode_weight_check,
     rung_loglik_z,
@@ -152,18 +153,14 @@ def test_covariances_freeze_when_tuning_ends():
 def test_a_continued_dense_run_equals_one_long_run():
     """The learned factors and the gradient window travel in the checkpoint: 60 + 60 draws
     (the second half without tuning) equal 120, bit for bit."""
-    from pymc_tempering.resume import STATE_STAT, continue_sampling
+    from pymc_tempering.resume import continue_sampling
 
     kw = dict(tune=80, chains=2, cores=1, random_seed=1, **SAMPLE_KWARGS)  # a window ends
     with correlated_model():
         full = pm.sample(120, step=ExchangeMC(n_rungs=4, proposal="dense"), **kw)
         half = pm.sample(60, step=ExchangeMC(n_rungs=4, proposal="dense"), **kw)
         joined = continue_sampling(half, 60, random_seed=99, **SAMPLE_KWARGS)
-    np.testing.assert_array_equal(joined.posterior["theta"].values, full.posterior["theta"].values)
-    for name in full.sample_stats.data_vars:
-        if name != STATE_STAT:
-            a, b = joined.sample_stats[name].values, full.sample_stats[name].values
-            assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+    assert_same_run(full, joined)
 
 
 def test_auto_is_dense_for_small_models_only():
