@@ -26,6 +26,7 @@ from pymc_tempering.kernels.moments import (
 )
 
 __all__ = [
+    "moves_to_forget",
     "langevin_mean",
     "langevin_proposal",
     "log_proposal_density",
@@ -42,6 +43,14 @@ __all__ = [
 ]
 
 REGULARIZED_FLOOR = 1e-3  # what a window's variance is shrunk towards (Stan's value)
+
+
+def moves_to_forget(n_params: int) -> int:
+    r""":math:`\lceil d^{1/3} \rceil` (at least 1): about the moves a well-preconditioned MALA
+    chain, whose tuned step is :math:`h \propto d^{-1/3}`, needs to forget its position. MALA's
+    transitions per tuning draw (``steps_per_draw="auto"``) and ExchangeMC's dense MALA moves
+    per sweep."""
+    return max(1, math.ceil(n_params ** (1.0 / 3.0) - 1e-9))
 
 
 def langevin_mean(x, grad, step_size, scaling):

@@ -23,14 +23,13 @@ The interface, what :class:`pymc_tempering.step_methods.exchange.ExchangeMC` cal
   stream where the explorer wants it, so that a seed gives the same trace as before).
 """
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 
 from pymc_tempering.kernels import fused, mala_rungs, rwm
 from pymc_tempering.kernels.fused import Proposal, SweepDraws
-from pymc_tempering.kernels.langevin import langevin_proposal
+from pymc_tempering.kernels.langevin import langevin_proposal, moves_to_forget
 from pymc_tempering.kernels.rules import NONE
 from pymc_tempering.kernels.rwm import optimal_accept
 
@@ -263,12 +262,11 @@ class Langevin:
 
 
 def dense_local_moves(n_params: int) -> int:
-    r"""Dense MALA moves per sweep, :math:`\lceil d^{1/3} \rceil` (1 in one dimension, 2 up to
-    8, 4 at d = 50): about the moves a well-preconditioned MALA chain, whose tuned step is
-    :math:`h \propto d^{-1/3}`, needs to forget its position (the rule of ``pmt.MALA``'s
-    ``steps_per_draw="auto"`` while tuning). The sweep's swap round, tuning update and recorded
-    draw are then shared by several local moves."""
-    return max(1, math.ceil(n_params ** (1.0 / 3.0) - 1e-9))
+    """Dense MALA moves per sweep (1 in one dimension, 2 up to 8, 4 at d = 50), by the rule
+    of ``pmt.MALA``'s tuning, :func:`pymc_tempering.kernels.langevin.moves_to_forget`. The
+    sweep's swap round, tuning update and recorded draw are then shared by several local
+    moves."""
+    return moves_to_forget(n_params)
 
 
 EXPLORERS = {explorer.name: explorer for explorer in (RandomWalk, Langevin)}

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from pymc_tempering.kernels.langevin import moves_to_forget
 from pymc_tempering.step_methods.langevin.base import check_scaling
 
 __all__ = [
@@ -83,7 +84,7 @@ def tuning_draw_steps(steps_per_draw, adapt_step_size: bool, n_params: int) -> i
         return steps_per_draw
     if not adapt_step_size:  # the user's step size: the user's transitions
         return 1
-    return math.ceil(n_params ** (1.0 / 3.0) - 1e-9)
+    return moves_to_forget(n_params)
 
 
 def sampling_draw_steps(steps_per_draw, adapt_step_size, target_accept, step_size) -> int:
