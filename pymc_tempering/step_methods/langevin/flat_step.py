@@ -15,15 +15,16 @@ class FlatPointStep:
     about a third of their cost (2-3 us of a MALA draw that costs 30-50 us). The returned
     arrays are views of the state, which the samplers never change in place."""
 
-    _flat_layout = None  # (names in the point's order, point_map_info)
+    _flat_layout = None  # ((name, shape) in the point's order, point_map_info)
 
     def step(self, point):
         if self.shared:  # other step methods sample some variables: PyMC's general path
             return super().step(point)
         layout = self._flat_layout
-        if layout is None or layout[0] != list(point):
+        key = [(name, np.shape(value)) for name, value in point.items()]
+        if layout is None or layout[0] != key:  # first call, or other variables or shapes
             q = DictToArrayBijection.map(point)
-            self._flat_layout = layout = (list(point), q.point_map_info)
+            self._flat_layout = layout = (key, q.point_map_info)
         elif len(point) == 1:
             (value,) = point.values()
             q = RaveledVars(value.ravel(), layout[1])
