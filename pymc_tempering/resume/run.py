@@ -81,10 +81,10 @@ def saved_step(data) -> dict | None:
     stats = data["sample_stats"] if "sample_stats" in getattr(data, "children", {}) else data
     if STATE_STAT not in getattr(stats, "data_vars", {}):
         return None
-    rows = np.asarray(stats[STATE_STAT].transpose("chain", "draw", ...).values)
-    if rows.ndim != 3 or rows.shape[2] != HEADER.size + CHUNK_BYTES:
+    rows = np.asarray(stats[STATE_STAT].isel(chain=0).transpose("draw", ...).values)
+    if rows.ndim != 2 or rows.shape[1] != HEADER.size + CHUNK_BYTES:
         return None
-    rows = rows[0].astype(np.uint8, copy=False)
+    rows = rows.astype(np.uint8, copy=False)
     heads = np.frombuffer(np.ascontiguousarray(rows[:, : HEADER.size]).tobytes(), "<i8")
     heads = heads.reshape(len(rows), 4)
     starts = np.flatnonzero((heads[:, 0] >= 0) & (heads[:, 1] == 0))
