@@ -1,0 +1,111 @@
+"""Compiled batched densities shared between models of the same structure (one process).
+
+Many-model runs (:func:`pymc_tempering.selection.compare_models`: variable selection, a grid of
+prior scales) compile one batched density per model, and PyTensor's rewriting of it (plus
+vectorising the graph) was the largest fixed cost of a model: about 1.5 s of a default
+``marginal_likelihood`` run's set-up on a small regression. Models built by the same code
+differ mostly in their data, which PyTensor folds into the graph as constants. So before
+compiling, :func:`lift_data` replaces every floating-point constant with two or more elements
+(the data, array-valued prior parameters) by an input of the same type; the compiled function
+takes those values as arguments, and :class:`BoundFunction` calls it with the model's own.
+
+Lifting is opt-in, inside :func:`sharing` (the model-selection workers use it): the
+functions compiled from the lifted graphs give the same numbers up to rounding, not bit for
+bit (numba specialises a kernel on a constant's layout, so e.g. a sum over the data may
+round differently, ~1e-15 relative), and a plain ``pm.sample`` keeps its draws.
+
+A second model then reuses the compiled function when its lifted graphs equal the first's by
+:func:`pytensor.graph.basic.equal_computations` (the parameter vector and the lifted inputs
+paired in order, every other constant compared by value, every other root variable, a
+``pm.Data`` or a dim length, by identity: another model's ``pm.Data`` is never equal) and its
+key is equal: the per-model key of :mod:`.cache`, the exact types of the inputs (static
+shapes included, which ``equal_computations`` does not compare) and the mode. The functions
+are compiled from the lifted graphs whether or not a model hits, so a model's numbers never
+depend on which models ran before it in the same process.
+"""
+
+from collections import OrderedDict
+from contextlib import contextmanager
+
+import numpy as np
+from pytensor.graph.basic import equal_computations
+from pytensor.graph.replace import graph_replace
+from pytensor.graph.traversal import ancestors
+from pytensor.tensor.variable import TensorConstant
+
+__all__ = ["BoundFunction", "clear", "enabled", "lift_data", "shared_compiled", "sharing"]
+
+#: Compiled functions kept per process (least recently used dropped first).
+MAX_ENTRIES = 32
+_ENTRIES: "OrderedDict[int, tuple]" = OrderedDict()
+_COUNTER = [0]
+_ENABLED = [False]
+
+
+@contextmanager
+def sharing():
+    """Compile batched densities from lifted graphs, shared between models, inside."""
+    previous, _ENABLED[0] = _ENABLED[0], True
+    try:
+        yield
+    finally:
+        _ENABLED[0] = previous
+
+
+def enabled() -> bool:
+    """Whether :func:`sharing` is on in this process."""
+    return _ENABLED[0]
+
+
+def _liftable(var) -> bool:
+    return (
+        isinstance(var, TensorConstant) and var.dtype.startswith("float") and np.size(var.data) >= 2
+    )
+
+
+def lift_data(outputs):
+    """``(inputs, values, outputs)``: ``outputs`` with each floating-point constant of two or
+    more elements replaced by a new input (in a deterministic order: structurally equal graphs
+    give their inputs in the same order), and the constants' values."""
+    constants = [v for v in ancestors(outputs) if _liftable(v)]
+    inputs = [c.type() for c in constants]
+    values = [np.asarray(c.data) for c in constants]
+    if constants:
+        outputs = graph_replace(outputs, dict(zip(constants, inputs, strict=True)), strict=False)
+    return inputs, values, list(outputs)
+
+
+class BoundFunction:
+    """A compiled function called with the lifted values of one model after its own inputs."""
+
+    def __init__(self, fn, values):
+        self.fn, self.values = fn, tuple(values)
+
+    def __call__(self, *args):
+        return self.fn(*args, *self.values)
+
+
+def shared_compiled(key, inputs, outputs, build):
+    """``build()``, or the result of an earlier call with an equal ``key`` and graphs
+    ``outputs`` equal to its own once ``inputs`` are paired in order (see module docstring).
+    ``key`` None bypasses the cache."""
+    if key is None:
+        return build()
+    full_key = (key, tuple(v.type for v in inputs))
+    for entry_id, (entry_key, entry_inputs, entry_outputs, result) in _ENTRIES.items():
+        if entry_key == full_key and equal_computations(
+            list(entry_outputs), list(outputs), in_xs=list(entry_inputs), in_ys=list(inputs)
+        ):
+            _ENTRIES.move_to_end(entry_id)
+            return result
+    result = build()
+    _COUNTER[0] += 1
+    _ENTRIES[_COUNTER[0]] = (full_key, tuple(inputs), tuple(outputs), result)
+    while len(_ENTRIES) > MAX_ENTRIES:
+        _ENTRIES.popitem(last=False)
+    return result
+
+
+def clear():
+    """Forget every shared compiled function."""
+    _ENTRIES.clear()
