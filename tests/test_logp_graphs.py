@@ -57,3 +57,29 @@ def test_compiled_density_follows_a_changed_model():
     assert grown is not small
     assert small.batch(x)[0] == grown.batch(x)[0]  # same prior
     np.testing.assert_allclose(grown.batch(x)[1] - small.batch(x)[1], -10.0 * 0.49)
+
+
+def test_one_derivation_gives_pymcs_own_graphs():
+    """model_logp_graphs derives every term once and sums them as PyMC does: the same graphs
+    as ``model.varlogp`` and ``model.datalogp`` (equal computations and values) on a named
+    model with a transformed variable, two observed variables and a Potential, and on models
+    without observed variables or without free ones."""
+    with pm.Model(name="m") as model:
+        tau = pm.Gamma("tau", 2.0, 1.0)
+        u = pm.Normal("u", 0.0, 1.0, shape=2)
+        pm.Normal("y", u.sum(), 1.0 / tau, observed=np.array([0.3, -1.2, 0.5]))
+        pm.Poisson("k", pm.math.exp(u[0]), observed=np.array([1, 0, 3]))
+        pm.Potential("pull", -0.5 * tau**2)
+    with pm.Model() as prior_only:
+        pm.Normal("a", 0.0, 1.0)
+    with pm.Model() as potential_only:
+        a = pm.Normal("a", 0.0, 1.0)
+        pm.Potential("p", -(a**2))
+    point = {"m::tau_log__": np.array(0.4), "m::u": np.array([0.2, -0.7])}
+    for m, at in ((model, point), (prior_only, {"a": 0.3}), (potential_only, {"a": 0.3})):
+        ours = model_logp_graphs(m)
+        assert equal_computations([m.varlogp, m.datalogp], list(ours))
+        for mine, pymcs in zip(ours, (m.varlogp, m.datalogp), strict=True):
+            assert mine.name == pymcs.name
+            f = m.compile_fn([mine, pymcs], inputs=m.value_vars, on_unused_input="ignore")
+            np.testing.assert_array_equal(*f(at))

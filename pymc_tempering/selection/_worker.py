@@ -139,6 +139,21 @@ def _chain_traces(model, settings) -> dict:
     return {"trace": ChainTrace(model=model)}
 
 
+@contextmanager
+def _quick_graphs():
+    """Set-up of a model as cheap as it goes: compiled batched densities shared between models
+    of one structure (:func:`pymc_tempering.step_methods._compile.shared.sharing`), and no
+    creation stack kept on each new PyTensor variable (``traceback__limit=0``: about 20% of
+    building a model's graphs; PyTensor's messages then lack the "Backtrace when the node is
+    created" lines)."""
+    import pytensor
+
+    from pymc_tempering.step_methods._compile import shared
+
+    with shared.sharing(), pytensor.config.change_flags(traceback__limit=0):
+        yield
+
+
 class _Interrupted(BaseException):
     """Ctrl-C, as an exception that PyMC's ``except KeyboardInterrupt`` does not stop."""
 
@@ -181,13 +196,12 @@ def _sample(task: ModelTask, model):
     keeps their text; ``compare_evidence`` repeats it with the model's name). An interrupted
     run raises KeyboardInterrupt and is never returned as finished."""
     from pymc_tempering.evidence import EvidenceWarning, marginal_likelihood
-    from pymc_tempering.step_methods._compile import shared
 
     logger = logging.getLogger("pymc")
     level = logger.level
     logger.setLevel(logging.ERROR)
     try:
-        with warnings.catch_warnings(), _interrupts_seen() as interrupts, shared.sharing():
+        with warnings.catch_warnings(), _interrupts_seen() as interrupts, _quick_graphs():
             warnings.simplefilter("ignore", EvidenceWarning)
             result, idata = marginal_likelihood(
                 model, random_seed=task.seed, return_idata=True, progressbar=False,
