@@ -16,8 +16,9 @@ Routes, per seed s (random_seed=s, cores=1; the MCSE does not depend on cores):
   tune=1000, chains=4)``, the step built once per model and reused across seeds (a reused step
   gives the trace a fresh step gives for the same seed: checked at the start of every sampling
   run), then ``pmt.thermodynamic_integration`` and ``pmt.stepping_stone``;
-* default: ``pmt.marginal_likelihood(model, random_seed=s)`` (256 rungs, 8 chains, 1000 tuning
-  + 1000 draws);
+* default: ``pmt.marginal_likelihood(model, random_seed=s)`` (256 rungs, 8 chains, 250 tuning
+  + 1000 draws; runs saved before the default ``tune`` fell from 1000 to 250 are the old
+  defaults: keep them apart with ``--output``);
 * adaptive: the same with ``ladder="adaptive"`` (rungs re-placed for the evidence during
   tuning, per chain);
 * chains2, chains4 (opt-in with ``--routes``): the same with ``chains=2`` and ``chains=4``,
@@ -27,9 +28,9 @@ Routes, per seed s (random_seed=s, cores=1; the MCSE does not depend on cores):
 ``--routes`` defaults to ladder64 and default: 50 seeds of both models take about 12 minutes on
 a shared 2-core machine; chains2 and chains4 add about 8 and 9 minutes.
 Every run's ``rung_loglik`` (chain, draw, rung), ladder, round trips and the package's
-estimates go to ``benchmarks/output/coverage/<model>_<route>_<seed>.npz``; runs already on
-disk are never re-sampled, and ``--offline`` skips sampling and recomputes everything from
-those files.
+estimates go to ``benchmarks/output/coverage/<model>_<route>_<seed>.npz`` (``--output DIR``:
+elsewhere); runs already on disk are never re-sampled, and ``--offline`` skips sampling and
+recomputes everything from those files.
 
 Printed: (1) per model, route and estimator (``--estimators``: TI, SS and BAR by default, MBAR
 opt-in), the package's own numbers over seeds: mean error
@@ -474,11 +475,14 @@ def main():
     )  # fmt: skip
     parser.add_argument("--models", nargs="+", default=["egg_box", "lecture"])
     parser.add_argument("--package-only", action="store_true", help="print section 1 only")
+    parser.add_argument("--output", type=Path, default=OUTPUT, help="where runs are saved")
     parser.add_argument(
         "--estimators", nargs="+", default=["TI", "SS", "BAR"], choices=list(PACKAGE),
         help="section 1's estimators (MBAR: about 30 s per saved 256-rung run)",
     )  # fmt: skip
     args = parser.parse_args()
+    global OUTPUT
+    OUTPUT = args.output
     cases = {name: case for name, case in models().items() if name in args.models}
     print(f"pymc {pm.__version__}; cores=1; {args.seeds} seeds per model and route")
     if not args.offline:

@@ -8,12 +8,15 @@ Per problem, a timed pilot of ``marginal_likelihood`` (its defaults, two draw co
 overhead (compilation, the default estimator's fixed cost) and its cost per draw. Then per
 budget and seed: ``pm.sample_smc(draws=2000 * budget)`` with its other defaults (2 chains),
 timed from the call to the result; then ``marginal_likelihood`` with its defaults but
-``draws = tune = d``, ``d`` filling SMC's wall time of that seed (at least 100; the defaults
-have ``draws = tune = 1000``), timed the same way. Both run with ``cores=1`` in this process,
-one after the other, so the machine's load hits both. Our estimators come from the same run: a
-method's wall time is the run's (sampling and the default estimator) with the default
-estimator's time replaced by that method's. MBAR is opt-in (``--smc-mbar``): on 256 rungs its
-exact passes cost ~30 s per run of 8 x 1000 draws, several times SMC's whole budget.
+``draws = d`` and ``tune = d / 4`` (the defaults' ratio, 250 / 1000; at least 100), ``d``
+filling SMC's wall time of that seed (at least 100), timed the same way. Both run with
+``cores=1`` in this process, one after the other, so the machine's load hits both. Our
+estimators come from the same run: a method's wall time is the run's (sampling and the default
+estimator) with the default estimator's time replaced by that method's. MBAR is opt-in
+(``--smc-mbar``): on 256 rungs its exact passes cost ~30 s per run of 8 x 1000 draws, several
+times SMC's whole budget. Run with ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1`` on a shared
+machine: spinning BLAS threads inflated a run's CPU time up to 10x
+(``benchmarks/tune_evidence_defaults.py``).
 
 SMC's error bar: the sd of its chains' estimates / sqrt(chains) (2 chains: a rough one).
 """
@@ -29,7 +32,7 @@ import targets
 
 from pymc_tempering import evidence as ev
 from pymc_tempering.evidence_methods import evidence_by_method, resolve_methods
-from pymc_tempering.evidence_sampling import DEFAULT_METHODS
+from pymc_tempering.evidence_sampling import DEFAULT_METHODS, TUNE_PER_DRAW
 from pymc_tempering.exact import two_mode_log_evidence, two_mode_model
 
 logging.getLogger("pymc").setLevel(logging.ERROR)
@@ -39,6 +42,12 @@ SMC_DRAWS = 2000  # pm.sample_smc's default
 PILOT_DRAWS = (100, 600)
 #: marginal_likelihood's arguments besides draws and tune (--smc-ladder adaptive: its ladder)
 OURS = {}
+
+
+def _tune(draws):
+    """``marginal_likelihood``'s default ratio of ``tune`` to ``draws`` (at least 100: two
+    tuning windows)."""
+    return max(int(round(TUNE_PER_DRAW * draws)), 100)
 
 
 def _two_mode_10d():
@@ -90,14 +99,20 @@ def _timed_estimate(idata, method):
 
 
 def ours_run(model, seed, draws, methods=METHODS) -> tuple[dict[str, Estimate], float]:
-    """``marginal_likelihood`` with its defaults but ``draws``: every method's estimate from one
-    run, each with the run's wall time, its own estimator's time in place of the default's;
-    and the call's wall time."""
+    """``marginal_likelihood`` with its defaults but ``draws`` (``tune`` in proportion): every
+    method's estimate from one run, each with the run's wall time, its own estimator's time in
+    place of the default's; and the call's wall time."""
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _, idata = ev.marginal_likelihood(
-            model, draws=draws, tune=draws, random_seed=seed, cores=1, return_idata=True, **OURS
+            model,
+            draws=draws,
+            tune=_tune(draws),
+            random_seed=seed,
+            cores=1,
+            return_idata=True,
+            **OURS,
         )
         wall = time.perf_counter() - start
         default_cost = sum(_timed_estimate(idata, m)[2] for m in DEFAULT_METHODS)
@@ -113,8 +128,8 @@ def ours_run(model, seed, draws, methods=METHODS) -> tuple[dict[str, Estimate], 
 
 def pilot(model) -> tuple[float, float]:
     """``(overhead, seconds per draw)`` of a default ``marginal_likelihood`` call with
-    ``draws = tune``, from two timed runs (the smaller twice, keeping its faster time: the
-    first compiles)."""
+    ``tune`` in the defaults' ratio to ``draws``, from two timed runs (the smaller twice,
+    keeping its faster time: the first compiles)."""
     small, large = PILOT_DRAWS
     walls = {}
     for draws, seeds in ((small, (90, 91)), (large, (92,))):
@@ -124,7 +139,7 @@ def pilot(model) -> tuple[float, float]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 ev.marginal_likelihood(
-                    model, draws=draws, tune=draws, random_seed=seed, cores=1, **OURS
+                    model, draws=draws, tune=_tune(draws), random_seed=seed, cores=1, **OURS
                 )
             times.append(time.perf_counter() - start)
         walls[draws] = min(times)
@@ -179,7 +194,7 @@ def equal_time(problems, budgets, n_seeds, mbar=False):
         print(header + f"{'wall s':>8}{'warned':>8}")
         for budget in budgets:
             rows, draws = _cell(model, exact, budget, seeds, cost, methods)
-            print(f"-- SMC x{budget}; our draws = tune per chain {min(draws)}-{max(draws)}")
+            print(f"-- SMC x{budget}; our draws per chain {min(draws)}-{max(draws)}, tune 1/4")
             print("\n".join(rows))
         print()
     budgets_arg = " ".join(str(b) for b in budgets)
