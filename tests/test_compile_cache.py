@@ -252,3 +252,18 @@ def test_outside_sharing_the_density_is_compiled_as_before():
     density = compile_tempered_density(model, model.value_vars, model.initial_point())
     assert not isinstance(density.batched, shared.BoundFunction)
     assert len(density.batched.maker.fgraph.inputs) == 1
+
+
+def test_another_thread_compiles_its_own():
+    """A compiled function keeps its intermediate values: two threads (a Dask worker with
+    several) must not call one at once, so a model in another thread is a miss."""
+    import threading
+
+    shared.clear()
+    a = shared_density(constant_model(X))
+    other = {}
+    thread = threading.Thread(target=lambda: other.update(b=shared_density(constant_model(X))))
+    thread.start()
+    thread.join()
+    assert other["b"].batched.fn is not a.batched.fn
+    assert not shared.enabled()  # sharing() is per thread and undone on exit

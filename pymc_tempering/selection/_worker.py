@@ -9,6 +9,13 @@ the store). An exception becomes the record's ``error``; KeyboardInterrupt is no
 In a worker process PyTensor compiles into a directory of its own (:func:`use_own_compiledir`),
 so workers do not queue on PyTensor's compile lock, and the directory is kept between runs so
 that a second run finds its modules compiled.
+
+A model's set-up is kept cheap for runs of many models: its batched density is compiled with
+the data lifted out, so that a later model of the same structure in the same process reuses
+the compiled function (:mod:`pymc_tempering.step_methods._compile.shared`; the numbers agree
+with a plain ``marginal_likelihood`` run's up to rounding, and do not depend on which models
+ran before), PyMC's per-chain traces share one compiled point function, and PyTensor keeps no
+creation stack on new variables while the model's graphs are built.
 """
 
 import hashlib

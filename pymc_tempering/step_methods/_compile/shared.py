@@ -12,18 +12,20 @@ takes those values as arguments, and :class:`BoundFunction` calls it with the mo
 Lifting is opt-in, inside :func:`sharing` (the model-selection workers use it): the
 functions compiled from the lifted graphs give the same numbers up to rounding, not bit for
 bit (numba specialises a kernel on a constant's layout, so e.g. a sum over the data may
-round differently, ~1e-15 relative), and a plain ``pm.sample`` keeps its draws.
+round differently: ~1e-15 relative per evaluation), and a plain ``pm.sample`` keeps its draws.
 
 A second model then reuses the compiled function when its lifted graphs equal the first's by
 :func:`pytensor.graph.basic.equal_computations` (the parameter vector and the lifted inputs
 paired in order, every other constant compared by value, every other root variable, a
 ``pm.Data`` or a dim length, by identity: another model's ``pm.Data`` is never equal) and its
 key is equal: the per-model key of :mod:`.cache`, the exact types of the inputs (static
-shapes included, which ``equal_computations`` does not compare) and the mode. The functions
+shapes included, which ``equal_computations`` does not compare), the mode, and the thread (a
+compiled function is not safe to call from two threads at once). The functions
 are compiled from the lifted graphs whether or not a model hits, so a model's numbers never
 depend on which models ran before it in the same process.
 """
 
+import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 
@@ -39,22 +41,23 @@ __all__ = ["BoundFunction", "clear", "enabled", "lift_data", "shared_compiled", 
 MAX_ENTRIES = 32
 _ENTRIES: "OrderedDict[int, tuple]" = OrderedDict()
 _COUNTER = [0]
-_ENABLED = [False]
+_STATE = threading.local()
 
 
 @contextmanager
 def sharing():
-    """Compile batched densities from lifted graphs, shared between models, inside."""
-    previous, _ENABLED[0] = _ENABLED[0], True
+    """Compile batched densities from lifted graphs, shared between models, inside (in this
+    thread)."""
+    previous, _STATE.enabled = enabled(), True
     try:
         yield
     finally:
-        _ENABLED[0] = previous
+        _STATE.enabled = previous
 
 
 def enabled() -> bool:
-    """Whether :func:`sharing` is on in this process."""
-    return _ENABLED[0]
+    """Whether :func:`sharing` is on in this thread."""
+    return getattr(_STATE, "enabled", False)
 
 
 def _liftable(var) -> bool:
@@ -91,7 +94,9 @@ def shared_compiled(key, inputs, outputs, build):
     ``key`` None bypasses the cache."""
     if key is None:
         return build()
-    full_key = (key, tuple(v.type for v in inputs))
+    # a compiled function is not thread-safe (it keeps its intermediate values): a model
+    # sampled in another thread (a Dask worker with several threads) compiles its own
+    full_key = (key, tuple(v.type for v in inputs), threading.get_ident())
     for entry_id, (entry_key, entry_inputs, entry_outputs, result) in _ENTRIES.items():
         if entry_key == full_key and equal_computations(
             list(entry_outputs), list(outputs), in_xs=list(entry_inputs), in_ys=list(inputs)
