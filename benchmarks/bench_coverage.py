@@ -466,6 +466,7 @@ def _why_row(name, route, runs, sizes):
 
 
 def main():
+    global OUTPUT
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--offline", action="store_true", help="only read saved runs")
@@ -481,7 +482,6 @@ def main():
         help="section 1's estimators (MBAR: about 30 s per saved 256-rung run)",
     )  # fmt: skip
     args = parser.parse_args()
-    global OUTPUT
     OUTPUT = args.output
     cases = {name: case for name, case in models().items() if name in args.models}
     print(f"pymc {pm.__version__}; cores=1; {args.seeds} seeds per model and route")
