@@ -72,6 +72,32 @@ def check_scaling(scaling, n_params: int, sampler: str) -> np.ndarray:
     return arr
 
 
+def direct_density(fn):
+    """A callable ``x -> (logp, grad)`` that calls ``fn``'s numba-compiled graph directly, or
+    None where ``fn`` is not the one-input, no-update numba function this expects.
+
+    ``fn(x)`` (a PyTensor ``Function`` with ``trust_input``) stores ``x``, calls the linker's
+    thunk and gathers the outputs: 2-3 us a call on top of the compiled graph, as much as the
+    whole density of a small model. The thunk calls ``jit(x, *shared values)``, the same
+    compiled code on the same inputs; PyTensor's internals, so every guess is checked here and
+    by :meth:`LangevinBase._set_density` against ``fn`` itself."""
+    defaults = getattr(getattr(fn, "vm", None), "__defaults__", None)
+    if not (isinstance(defaults, tuple) and len(defaults) == 3):
+        return None
+    jit, inputs, outputs = defaults
+    ok = hasattr(jit, "py_func") and isinstance(inputs, list) and len(outputs) == 2
+    ok = ok and not fn._has_updates and len(fn.input_storage) >= 1 and not fn.unpack_single
+    if not ok or not inputs or inputs[0] is not fn.input_storage[0].storage:
+        return None
+    shared = tuple(inputs[1:])  # storage cells: set_value replaces their content
+    if not shared:
+        return jit
+    if len(shared) == 1:
+        (cell,) = shared
+        return lambda x: jit(x, cell[0])
+    return lambda x: jit(x, *[cell[0] for cell in shared])
+
+
 class LangevinBase(Resumable, FlatPointStep, GradientSharedStep):
     """Shared set-up, density evaluation and divergence bookkeeping of ULA and MALA."""
 
@@ -115,6 +141,7 @@ class LangevinBase(Resumable, FlatPointStep, GradientSharedStep):
         self._dtype = fn.dtype
         self._cast = fn.dtype != "float64"
         self._fn.trust_input = not self._cast
+        self._density = None  # the compiled call (direct_density), chosen at the first call
         self.beta = beta
         self.Emax = float(Emax)
         x0 = DictToArrayBijection.map({v.name: initial_point[v.name] for v in vars}).data
@@ -131,13 +158,31 @@ class LangevinBase(Resumable, FlatPointStep, GradientSharedStep):
         """Log density and gradient; the state stays float64 whatever ``floatX`` is."""
         if self._cast:
             x = x.astype(self._dtype)
-        logp, grad = self._fn(x)  # fresh output arrays on every call
+        density = self._density or self._set_density(x)
+        logp, grad = density(x)  # fresh output arrays on every call
         if self.localization:  # the LLC's -gamma/2 |x - w*|^2, not tempered by beta
             term, term_grad = localization_term(x, self._center, self.localization)
             return float(logp) + term, grad.astype(np.float64) + term_grad
         if self._cast:
             grad = grad.astype(np.float64)
         return float(logp), grad
+
+    def _set_density(self, x):
+        """The compiled density to call: :func:`direct_density` where it returns what the
+        PyTensor function does at ``x``, bit for bit, else the function."""
+        direct, expected = direct_density(self._fn), self._fn(x)
+        if direct is not None:
+            got = direct(x)
+            same = len(got) == 2 and all(
+                np.array_equal(a, b, equal_nan=True) and np.shape(a) == np.shape(b)
+                for a, b in zip(got, expected, strict=True)
+            )
+            direct = direct if same else None
+        self._density = direct or self._fn
+        return self._density
+
+    def __getstate__(self):  # pickled for cores > 1: the direct call is found again there
+        return self.__dict__ | {"_density": None}
 
     @staticmethod
     def _finite(x, logp, grad) -> bool:

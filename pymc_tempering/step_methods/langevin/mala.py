@@ -10,8 +10,8 @@ from pymc.blocking import RaveledVars
 from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 
-from pymc_tempering.kernels.dense import dense_log_accept_ratio
 from pymc_tempering.kernels.langevin import mala_log_accept_ratio
+from pymc_tempering.kernels.mala_move import dense_log_accept_ratio, dense_proposal
 from pymc_tempering.kernels.moments import moments_init
 from pymc_tempering.step_methods.langevin import mala_stats, tuning
 from pymc_tempering.step_methods.langevin.base import LangevinBase, positive_finite
@@ -263,8 +263,8 @@ class MALA(LangevinBase):
     def _set_scaling(self, scaling, chol=None):
         """The preconditioner (a vector, or a matrix and its lower Cholesky factor)."""
         self.scaling = scaling
-        if scaling.ndim == 2:
-            self._chol = np.linalg.cholesky(scaling) if chol is None else chol
+        if scaling.ndim == 2:  # C-contiguous, as the compiled move needs
+            self._chol = np.ascontiguousarray(np.linalg.cholesky(scaling) if chol is None else chol)
             diag = np.diag(scaling)
         else:
             self._chol, diag = None, scaling
@@ -355,10 +355,9 @@ class MALA(LangevinBase):
         gradient is not finite, since a non-finite gradient makes the backward residual so."""
         chol = self._chol
         noise = self.rng.standard_normal(x.size)
-        # ndarray.dot, not @: on vectors of tens of entries matmul's dispatch costs 1-2 us more
-        step = h * grad.dot(chol) + math.sqrt(2.0 * h) * noise
-        y = x + chol.dot(step)
-        if not math.isfinite(np.add.reduce(y)):  # overflowed: no density evaluated there
+        # compiled: the NumPy formula's arithmetic in one call (kernels.mala_move)
+        y, step, finite = dense_proposal(x, grad, chol, noise, h)
+        if not finite:  # overflowed: no density evaluated there
             return y, -math.inf, None, -math.inf, False
         logp_y, grad_y = self._logp_grad(y)
         log_alpha = dense_log_accept_ratio(logp, logp_y, noise, step, grad_y, chol, h)
