@@ -130,20 +130,50 @@ def _diagnostics(idata) -> dict:
 
 
 def _chain_traces(model, settings) -> dict:
-    """``pm.sample``'s ``trace`` argument: PyMC's NDArray traces whose point function is
-    compiled once per model, not once per chain (PyMC compiles one per chain: ~0.05 s each of
-    a new model's set-up); the same recorded values. Empty where the settings choose the
-    recorded variables or the backend themselves."""
+    """``pm.sample``'s ``trace`` argument: PyMC's NDArray traces whose point function (the
+    recorded variables from the value variables) is compiled once per model, not once per
+    chain as PyMC does, and shared with earlier models of the same structure like the density
+    (:mod:`pymc_tempering.step_methods._compile.shared`); the same recorded values. Empty where
+    the settings choose the recorded variables or the backend themselves."""
     if "trace" in settings or "var_names" in settings:
         return {}
     from pymc.backends.ndarray import NDArray
+
+    fn, shapes, dtypes = _trace_function(model)
 
     class ChainTrace(NDArray):
         def __copy__(self):  # PyMC copies the given trace for each chain
             return NDArray(model=self.model, vars=self.vars, fn=self.fn,
                            var_shapes=self.var_shapes, var_dtypes=self.var_dtypes)  # fmt: skip
 
-    return {"trace": ChainTrace(model=model)}
+    trace = ChainTrace(model=model, fn=fn, var_shapes=shapes, var_dtypes=dtypes)
+    return {"trace": trace}
+
+
+def _trace_function(model):
+    """The function NDArray compiles (``model.unobserved_value_vars`` of the value variables,
+    positional), data lifted out and shared between models; the recorded shapes and dtypes."""
+    import pytensor
+
+    from pymc_tempering.step_methods._compile import shared
+
+    inputs, outputs = list(model.value_vars), list(model.unobserved_value_vars)
+    data, values, lifted = shared.lift_data(outputs)
+    key = ("trace", str(pytensor.config.mode), str(pytensor.config.floatX))
+
+    def build():
+        return model.compile_fn(
+            outs=[pytensor.Out(v, borrow=True) for v in lifted],
+            inputs=[pytensor.In(v, borrow=True) for v in [*inputs, *data]],
+            point_fn=False, on_unused_input="ignore", trust_input=True,
+        )  # fmt: skip
+
+    fn = shared.BoundFunction(shared.shared_compiled(key, [*inputs, *data], lifted, build), values)
+    point = model.initial_point()
+    recorded = fn(*(point[v.name] for v in inputs))
+    shapes = {v.name: np.shape(x) for v, x in zip(outputs, recorded, strict=True)}
+    dtypes = {v.name: np.asarray(x).dtype for v, x in zip(outputs, recorded, strict=True)}
+    return fn, shapes, dtypes
 
 
 @contextmanager
