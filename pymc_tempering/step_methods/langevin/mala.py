@@ -314,7 +314,7 @@ class MALA(LangevinBase):
         h = self.step_size
         propose = self._diag_propose if self._chol is None else self._dense_propose
         y, logp_y, grad_y, log_alpha, finite = propose(x, logp, grad, h)
-        log_u = math.log(self.rng.uniform())
+        log_u = math.log(self.rng.random())  # uniform() on [0, 1): the same draw, ~1 us less
         accept = math.exp(min(log_alpha, 0.0))
         accepted = log_u < log_alpha
         if accepted:
