@@ -113,11 +113,13 @@ class MALA(LangevinBase):
         draw, as much as a MALA step on a small model; several steps per draw spread that cost
         (the recorded chain is the MALA chain thinned by ``steps_per_draw``). ``"auto"``:
         :math:`\lceil d^{1/3} \rceil` per tuning draw, then, from the tuned step size,
-        :math:`\lceil 1 / (\text{target\_accept} \cdot h) \rceil` (at most 20) per draw, about
-        the number of transitions a well-preconditioned chain needs to forget its position
-        (the diffusion moves time :math:`h` per accepted step); a function of the seed only,
-        so the same seed gives the same draws. With a fixed ``step_size`` (not tuned), one
-        transition per draw: the step size given sets how far each draw moves.
+        :math:`\lceil 1.5 / (\text{target\_accept} \cdot h) \rceil` (at most 20) per draw,
+        about 1.5 times the transitions a well-preconditioned chain needs to forget its
+        position (the diffusion moves time :math:`h` per accepted step): a compiled transition
+        costs a fraction of PyMC's per-draw loop, so thinning a little more buys ESS almost
+        free; a function of the seed only, so the same seed gives the same draws. With a fixed
+        ``step_size`` (not tuned), one transition per draw: the step size given sets how far
+        each draw moves.
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's step methods.
 

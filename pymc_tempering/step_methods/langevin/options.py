@@ -40,6 +40,7 @@ def check_matrix_scaling(scaling, n_params: int) -> np.ndarray:
 
 DENSE_MAX_PARAMS = 100  # preconditioner="auto": dense up to this many parameters
 MAX_AUTO_STEPS = 20  # "auto" steps per draw: at most this many transitions per recorded draw
+DIFFUSION_TIMES_PER_DRAW = 1.5  # "auto" steps per draw: about this many diffusion times
 
 
 def resolve_preconditioner(preconditioner: str, scaling: np.ndarray, adapt_scaling: bool) -> str:
@@ -89,11 +90,17 @@ def tuning_draw_steps(steps_per_draw, adapt_step_size: bool, n_params: int) -> i
 
 def sampling_draw_steps(steps_per_draw, adapt_step_size, target_accept, step_size) -> int:
     r"""Transitions per draw after tuning: ``steps_per_draw`` as given; for ``"auto"``,
-    :math:`\lceil 1 / (\text{target\_accept} \cdot h) \rceil` (at most
-    :data:`MAX_AUTO_STEPS`) from the tuned step size, or 1 with the user's step size."""
+    :math:`\lceil c / (\text{target\_accept} \cdot h) \rceil` with :math:`c` =
+    :data:`DIFFUSION_TIMES_PER_DRAW` (at most :data:`MAX_AUTO_STEPS`) from the tuned step
+    size, or 1 with the user's step size. With per-transition autocorrelation about
+    :math:`1 - \text{target\_accept} \cdot h`, ESS per draw grows like
+    :math:`(1 - \rho^k) / (1 + \rho^k)` while a draw costs PyMC's loop plus :math:`k`
+    transitions; at ~20 us a compiled transition against ~90 us of loop (10-d Gaussian),
+    1.5 diffusion times per draw gave 15-50% more ESS per CPU second than 1 on the 10-d and
+    100-d Gaussians (issue 17)."""
     if steps_per_draw != "auto":
         return steps_per_draw
     if not adapt_step_size:
         return 1
-    steps = math.ceil(1.0 / (target_accept * step_size))
+    steps = math.ceil(DIFFUSION_TIMES_PER_DRAW / (target_accept * step_size))
     return int(min(max(steps, 1), MAX_AUTO_STEPS))
