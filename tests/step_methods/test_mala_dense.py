@@ -24,7 +24,7 @@ from pymc_tempering.kernels.dense import (
     spd_geometric_mean,
 )
 from pymc_tempering.kernels.langevin import mala_log_accept_ratio
-from pymc_tempering.step_methods.langevin import tuning
+from pymc_tempering.step_methods.langevin import options, tuning
 from pymc_tempering.step_methods.langevin.mala import MALA
 
 SAMPLE = {"progressbar": False, "compute_convergence_checks": False}
@@ -231,7 +231,8 @@ def test_auto_steps_per_draw_follows_the_tuned_step_size():
         pm.sample(step=step, draws=30, tune=200, chains=1, random_seed=1, **SAMPLE)
     assert step.windows == []  # every window closed during tuning
     assert step.step_size == tuning.averaged_step_size(step.dual_average)  # frozen at h-bar
-    expected = min(max(int(np.ceil(1 / (0.9 * step.step_size))), 1), 20)
+    per_draw = options.DIFFUSION_TIMES_PER_DRAW  # diffusion times per recorded draw
+    expected = min(max(int(np.ceil(per_draw / (0.9 * step.step_size))), 1), 20)
     assert expected != 2  # so that a chain that kept tuning's count would fail below
     assert step.draw_steps == expected
     # then `expected` per recorded draw
