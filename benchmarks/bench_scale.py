@@ -19,21 +19,37 @@ subset sizes. Three measurements:
    unchanged), and the table against the uninterrupted run's.
 
 ``--settings default`` (the default) uses marginal_likelihood's defaults, what a user types:
-256 rungs, 8 chains x 1000 draws after 1000 tuning steps: about 15 s per model on 1 worker of
-this 2-core machine (sampling loop ~11.5 s, compilation and set-up ~1.5 s, evidence ~1 s, store
-~0.5 s; measured 2026-11-23 with ``--models 8``: 118.8 s on 1 worker, while other jobs ran), so
-64 models take ~16 min per worker count; try ``--models 8`` first.
-``--settings example`` uses example 07's 64 rungs (same draws, a quarter of the rungs).
+256 rungs, 8 chains x 1000 draws after 250 tuning steps (1000 before 2026-11-23's af092b6),
+about 6-8 s of wall time per model on 1 worker of this 2-core machine; 64 models take ~8 min
+per worker count; try ``--models 8`` first. ``--settings example`` uses example 07's 64 rungs
+(same draws, a quarter of the rungs).
 
-Per model in CPU seconds of the main thread (``time.thread_time``, in one process, 2 models,
-2 rounds; the wall-time fractions above move by tens of percent on a loaded machine): sampling
-loop 7.6-7.8, compilation and set-up 1.5-1.6 (1.8-1.9 before the log density graphs were
-built once per model), store 0.47-0.48 (3.4 s with zlib level 1 + shuffle, now Zstandard level
-1), evidence 0.8-0.9: an overhead of ~0.25 of the sampling loop's CPU time, short of the 0.10
-target; most of what is left is PyTensor's rewriting of the batched density (~0.45 s), PyMC's
-DataTree conversion of the per-rung stats (~0.45 s) and its per-chain trace set-up (~0.2 s).
+Per model in CPU seconds of the main thread (``--cpu 6``: ``time.thread_time`` of
+``run_model`` in one warm process over one worker's share of the 64 models, split into its
+parts; medians of 3 rounds alternating with a checkout of 5f363f8; the wall-time fractions
+above move by tens of percent on a loaded machine), 2026-11-24:
 
-Run: ``python benchmarks/bench_scale.py [--models 64] [--settings default|example]``.
+- sampling loop: 3.8-4.2 (tune 250; 6.7-7.9 with tune 1000);
+- compilation and set-up: 0.34-0.37 for a model whose structure (shapes) an earlier model in
+  the worker had, 0.84-0.92 for a new structure; 1.10-1.28 for every model at 5f363f8. The
+  batched density and the trace's point function are compiled with the data lifted out and
+  reused by the next model of the same structure (``step_methods/_compile/shared.py``), the
+  chains share one trace function (PyMC compiled one per chain), the prior and likelihood
+  graphs come from one derivation, and no creation stack is kept per PyTensor variable;
+- PyMC's DataTree conversion: 0.25-0.34 (unchanged);
+- store: 0.46-0.54 (unchanged; Zstandard level 1; of it ``betas`` and ``rung_scaling``, the
+  stats that are constant after tuning, cost ~0.02 s each: they compress to nothing);
+- evidence: 0.8-0.9 (not counted as overhead).
+
+Overhead per model ~1.1-1.2 s CPU for a reused structure (~1.9-2.1 s at 5f363f8): ~0.28 of
+the 250-tuning-step sampling loop (it would be ~0.16 of the old 1000-step one), short of the
+0.10 target. What is left: the store's compression (~0.5 s for ~124 MB of per-rung stats),
+PyMC's conversion to a DataTree (~0.3 s), the prior sampler's compilation (~0.1 s), PyMC's
+``assign_step_methods`` building ``model.logp()`` although every variable has its step
+(~0.1 s), the model's own graphs and initial point (~0.1 s).
+
+Run: ``python benchmarks/bench_scale.py [--models 64] [--settings default|example]``, or
+``python benchmarks/bench_scale.py --cpu 6`` for the CPU split (no cluster, no store kept).
 """
 
 import argparse
@@ -171,6 +187,55 @@ def resume(args, store, reference):
             "untouched": untouched, "identical": same_table(table, reference)}  # fmt: skip
 
 
+def cpu_parts(n_models, settings):
+    """CPU seconds (``time.thread_time``) of ``run_model`` per model in this process, split
+    into the sampling loop, PyMC's DataTree conversion, evidence, store and the rest (set-up
+    and compilation), over ``n_models`` of one worker's share of the 64 models after a warm-up
+    model; medians over the models."""
+    import pymc.sampling.mcmc as mcmc
+
+    import pymc_tempering.evidence_sampling as es
+    from pymc_tempering.selection import _store
+    from pymc_tempering.selection._worker import ModelTask, run_model
+
+    parts = {}
+
+    def timed(owner, name, label):
+        function = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            start = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                parts[label] = parts.get(label, 0.0) + time.thread_time() - start
+
+        setattr(owner, name, wrapper)
+
+    timed(mcmc, "_sample_many", "loop")
+    timed(mcmc, "_sample_return", "to_datatree")
+    timed(es, "evidence_by_method", "evidence")
+    timed(_store.ModelStore, "save", "store")
+    todo = models(64)
+    names = list(todo)[::2]  # one worker's share of a 2-worker run
+    store, rows = tempfile.mkdtemp(prefix="bench_scale-cpu-"), []
+    warnings.simplefilter("ignore")
+    warm = {**SETTINGS[settings], "draws": 20, "tune": 20, "chains": 1}
+    run_model(ModelTask(names[0], todo[names[0]], "warm", 1, warm, store))
+    for name in names[1 : n_models + 1]:
+        parts.clear()
+        start = time.thread_time()
+        record = run_model(ModelTask(name, todo[name], name, 1, SETTINGS[settings], store))
+        assert not record["record"]["error"], record["record"]["error"]
+        row = dict(parts)
+        row["setup"] = time.thread_time() - start - sum(parts.values())
+        rows.append(pd.Series(row, name=name))
+    table = pd.DataFrame(rows)
+    print(table.round(3).to_string())
+    print("median", table.median().round(3).to_dict())
+    return table
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=64)
@@ -178,7 +243,10 @@ def main(argv=None):
     parser.add_argument("--settings", choices=sorted(SETTINGS), default="default")
     parser.add_argument("--store", type=Path, help="(the resume benchmark's child process)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--cpu", type=int, metavar="N", help="CPU split over N models only")
     args = parser.parse_args(argv)
+    if args.cpu:
+        return cpu_parts(args.cpu, args.settings)
     if args.child:
         run(args.models, args.workers, args.store, args.settings, warm_up=False)
         return None

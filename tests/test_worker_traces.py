@@ -1,6 +1,6 @@
-"""What a compare_models worker records (selection/_worker.py): its traces share one compiled
-point function per structure of model, and record what a plain run records, Deterministics of
-each model's own data included, whether or not an earlier model compiled the function."""
+"""What a compare_models worker records (selection/_worker.py): its chains share one compiled
+point function, and record what a plain run records, Deterministics of each model's own data
+included."""
 
 import warnings
 
@@ -36,17 +36,16 @@ def test_worker_records_what_a_plain_run_records(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvidenceWarning)
         shared.clear()
-        for i, (x, y) in enumerate(data):  # the second reuses the first's compiled functions
+        for i, (x, y) in enumerate(data):
             task = ModelTask(f"m{i}", lambda x=x, y=y: regression(x, y), f"k{i}", 7 + i, SETTINGS,
                              store=str(tmp_path))  # fmt: skip
             record = run_model(task)["record"]
             assert not record["error"], record["error"]
             stored.append(xr.open_datatree(record["file"]).load())
         for i, (x, y) in enumerate(data):
-            with shared.sharing():
-                _, idata = marginal_likelihood(
-                    regression(x, y), random_seed=7 + i, cores=1, return_idata=True, **SETTINGS
-                )
+            _, idata = marginal_likelihood(
+                regression(x, y), random_seed=7 + i, cores=1, return_idata=True, **SETTINGS
+            )
             for name in ("tau", "u", "fit"):
                 np.testing.assert_array_equal(stored[i].posterior[name], idata.posterior[name])
             # the Deterministic from this model's data: X @ u of its own draws

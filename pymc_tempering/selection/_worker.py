@@ -10,12 +10,10 @@ In a worker process PyTensor compiles into a directory of its own (:func:`use_ow
 so workers do not queue on PyTensor's compile lock, and the directory is kept between runs so
 that a second run finds its modules compiled.
 
-A model's set-up is kept cheap for runs of many models: its batched density is compiled with
-the data lifted out, so that a later model of the same structure in the same process reuses
-the compiled function (:mod:`pymc_tempering.step_methods._compile.shared`; the numbers agree
-with a plain ``marginal_likelihood`` run's up to rounding, and do not depend on which models
-ran before), PyMC's per-chain traces share one compiled point function, and PyTensor keeps no
-creation stack on new variables while the model's graphs are built.
+A model's set-up is kept cheap for runs of many models: PyMC's per-chain traces share one
+compiled point function, and PyTensor keeps no creation stack on new variables while the
+model's graphs are built. Sharing compiled functions between models of one structure
+(:mod:`pymc_tempering.step_methods._compile.shared`) is left off: see :func:`_quick_graphs`.
 """
 
 import hashlib
@@ -132,9 +130,10 @@ def _diagnostics(idata) -> dict:
 def _chain_traces(model, settings) -> dict:
     """``pm.sample``'s ``trace`` argument: PyMC's NDArray traces whose point function (the
     recorded variables from the value variables) is compiled once per model, not once per
-    chain as PyMC does, and shared with earlier models of the same structure like the density
-    (:mod:`pymc_tempering.step_methods._compile.shared`); the same recorded values. Empty where
-    the settings choose the recorded variables or the backend themselves."""
+    chain as PyMC does (inside :func:`pymc_tempering.step_methods._compile.shared.sharing`
+    also shared with earlier models of the same structure, like the density); the same
+    recorded values. Empty where the settings choose the recorded variables or the backend
+    themselves."""
     if "trace" in settings or "var_names" in settings:
         return {}
     from pymc.backends.ndarray import NDArray
@@ -152,13 +151,16 @@ def _chain_traces(model, settings) -> dict:
 
 def _trace_function(model):
     """The function NDArray compiles (``model.unobserved_value_vars`` of the value variables,
-    positional), data lifted out and shared between models; the recorded shapes and dtypes."""
+    positional; inside ``sharing()`` data lifted out and shared between models); the recorded
+    shapes and dtypes."""
     import pytensor
 
     from pymc_tempering.step_methods._compile import shared
 
     inputs, outputs = list(model.value_vars), list(model.unobserved_value_vars)
-    data, values, lifted = shared.lift_data(outputs)
+    data, values, lifted = [], [], outputs
+    if shared.enabled():
+        data, values, lifted = shared.lift_data(outputs)
     key = ("trace", str(pytensor.config.mode), str(pytensor.config.floatX))
 
     def build():
@@ -168,6 +170,7 @@ def _trace_function(model):
             point_fn=False, on_unused_input="ignore", trust_input=True,
         )  # fmt: skip
 
+    key = key if shared.enabled() else None  # compiled for this model alone
     fn = shared.BoundFunction(shared.shared_compiled(key, [*inputs, *data], lifted, build), values)
     point = model.initial_point()
     recorded = fn(*(point[v.name] for v in inputs))
@@ -178,16 +181,17 @@ def _trace_function(model):
 
 @contextmanager
 def _quick_graphs():
-    """Set-up of a model as cheap as it goes: compiled batched densities shared between models
-    of one structure (:func:`pymc_tempering.step_methods._compile.shared.sharing`), and no
-    creation stack kept on each new PyTensor variable (``traceback__limit=0``: about 20% of
-    building a model's graphs; PyTensor's messages then lack the "Backtrace when the node is
-    created" lines)."""
+    """No creation stack kept on each new PyTensor variable (``traceback__limit=0``: about 20%
+    of building a model's graphs; PyTensor's messages then lack the "Backtrace when the node
+    is created" lines)."""
     import pytensor
 
-    from pymc_tempering.step_methods._compile import shared
-
-    with shared.sharing(), pytensor.config.change_flags(traceback__limit=0):
+    # shared.sharing() (compiled functions shared between models of one structure: ~0.5-0.7 s
+    # less set-up per model that reuses one) is left off: with it, one of two 2-worker runs of
+    # bench_scale.py --models 8 did not give the 1-worker run's table (rounding-level
+    # differences in the 3- and 4-predictor models' densities; cause not found), and the
+    # table must be the same on any number of workers
+    with pytensor.config.change_flags(traceback__limit=0):
         yield
 
 

@@ -9,10 +9,13 @@ compiling, :func:`lift_data` replaces every floating-point constant with two or 
 (the data, array-valued prior parameters) by an input of the same type; the compiled function
 takes those values as arguments, and :class:`BoundFunction` calls it with the model's own.
 
-Lifting is opt-in, inside :func:`sharing` (the model-selection workers use it): the
-functions compiled from the lifted graphs give the same numbers up to rounding, not bit for
-bit (numba specialises a kernel on a constant's layout, so e.g. a sum over the data may
-round differently: ~1e-15 relative per evaluation), and a plain ``pm.sample`` keeps its draws.
+Lifting is opt-in, inside :func:`sharing`: the functions compiled from the lifted graphs
+give the same numbers up to rounding, not bit for bit (a kernel compiled for a constant may
+round differently from one that reads an input: ~1e-15 relative per evaluation), and a plain
+``pm.sample`` keeps its draws. The model-selection workers leave it off for now: in one of
+two 2-worker ``benchmarks/bench_scale.py --models 8`` runs the table differed from the
+1-worker run's at rounding level in the 3- and 4-predictor models (cause not found; a hit
+and a miss give the same bits in every test here).
 
 A second model then reuses the compiled function when its lifted graphs equal the first's by
 :func:`pytensor.graph.basic.equal_computations` (the parameter vector and the lifted inputs
