@@ -24,29 +24,31 @@ about 6-8 s of wall time per model on 1 worker of this 2-core machine; 64 models
 per worker count; try ``--models 8`` first. ``--settings example`` uses example 07's 64 rungs
 (same draws, a quarter of the rungs).
 
-Per model in CPU seconds of the main thread (``--cpu 6``: ``time.thread_time`` of
+Per model in CPU seconds of the main thread (``--cpu 4``: ``time.thread_time`` of
 ``run_model`` in one warm process over one worker's share of the 64 models, split into its
-parts; medians of 3 rounds alternating with a checkout of 5f363f8; the wall-time fractions
-above move by tens of percent on a loaded machine), 2026-11-24:
+parts; the wall-time fractions above move by tens of percent on a loaded machine),
+2026-11-24, against 5f363f8 (3 rounds alternating with a checkout of it):
 
-- sampling loop: 3.8-4.2 (tune 250; 6.7-7.9 with tune 1000);
-- compilation and set-up: 0.34-0.37 for a model whose structure (shapes) an earlier model in
-  the worker had, 0.84-0.92 for a new structure; 1.10-1.28 for every model at 5f363f8. The
-  batched density and the trace's point function are compiled with the data lifted out and
-  reused by the next model of the same structure (``step_methods/_compile/shared.py``), the
-  chains share one trace function (PyMC compiled one per chain), the prior and likelihood
-  graphs come from one derivation, and no creation stack is kept per PyTensor variable;
-- PyMC's DataTree conversion: 0.25-0.34 (unchanged);
-- store: 0.46-0.54 (unchanged; Zstandard level 1; of it ``betas`` and ``rung_scaling``, the
+- sampling loop: 3.65-3.92 (tune 250; 6.7-7.9 with tune 1000);
+- compilation and set-up: 0.70-0.92 (1.10-1.28 at 5f363f8): the chains share one trace
+  function (PyMC compiled one per chain), the prior and likelihood graphs come from one
+  derivation, and no creation stack is kept per PyTensor variable. With compiled functions
+  shared between models of one structure (``step_methods/_compile/shared.py``, opt-in) a model
+  whose structure an earlier one in the worker had took 0.34-0.37 (0.84-0.92 otherwise), but
+  the workers leave it off: one of two 2-worker ``--models 8`` runs then did not reproduce the
+  1-worker table (rounding-level differences in the 3- and 4-predictor models; cause not
+  found);
+- PyMC's DataTree conversion: 0.23-0.44 (unchanged);
+- store: 0.46-0.51 (unchanged; Zstandard level 1; of it ``betas`` and ``rung_scaling``, the
   stats that are constant after tuning, cost ~0.02 s each: they compress to nothing);
 - evidence: 0.8-0.9 (not counted as overhead).
 
-Overhead per model ~1.1-1.2 s CPU for a reused structure (~1.9-2.1 s at 5f363f8): ~0.28 of
-the 250-tuning-step sampling loop (it would be ~0.16 of the old 1000-step one), short of the
-0.10 target. What is left: the store's compression (~0.5 s for ~124 MB of per-rung stats),
-PyMC's conversion to a DataTree (~0.3 s), the prior sampler's compilation (~0.1 s), PyMC's
-``assign_step_methods`` building ``model.logp()`` although every variable has its step
-(~0.1 s), the model's own graphs and initial point (~0.1 s).
+Overhead per model ~1.5 s CPU (~2.0 s at 5f363f8): ~0.40 of the 250-tuning-step sampling
+loop (~0.21 of the old 1000-step one), short of the 0.10 target. What is left: the batched
+density's compilation for each new model (~0.4 s; shared between models, opt-in, above),
+the store's compression of ~124 MB of per-rung stats (~0.5 s), PyMC's conversion to a
+DataTree (~0.3 s), the prior sampler's compilation (~0.1 s), PyMC's ``assign_step_methods``
+building ``model.logp()`` although every variable has its step (~0.1 s).
 
 Run: ``python benchmarks/bench_scale.py [--models 64] [--settings default|example]``, or
 ``python benchmarks/bench_scale.py --cpu 6`` for the CPU split (no cluster, no store kept).
