@@ -46,7 +46,9 @@ OURS = {}
 
 def _tune(draws):
     """``marginal_likelihood``'s default ratio of ``tune`` to ``draws`` (at least 100: two
-    tuning windows)."""
+    tuning windows); ``tune = draws`` on the adaptive ladder (its default 1000 of 1000)."""
+    if OURS.get("ladder") == "adaptive":
+        return draws
     return max(int(round(TUNE_PER_DRAW * draws)), 100)
 
 

@@ -24,6 +24,9 @@ DEFAULT_METHODS = ("ti", "ss")
 #: the default ``tune`` over the default ``draws``: on the fixed ladder tuning only sets the
 #: rungs' proposal scales (windows of 50 and 100 sweeps, then frozen)
 TUNE_PER_DRAW = 0.25
+#: the default ``tune`` of an adaptive ladder, which tuning also places: the setting its
+#: measurements (and its caveat) were made at
+ADAPTIVE_LADDER_TUNE = 1000
 #: how :func:`marginal_likelihood` places its rungs (``ladder=``)
 LADDERS = ("geometric", "adaptive")
 
@@ -35,7 +38,7 @@ def marginal_likelihood(
     beta_min=2.0**-30,
     ladder="geometric",
     draws=1000,
-    tune=250,
+    tune=None,
     chains=8,
     random_seed=None,
     method=DEFAULT_METHODS,
@@ -70,8 +73,10 @@ def marginal_likelihood(
         ``EvidenceWarning`` saying so.
         ``step_kwargs`` with ``betas`` or ``ladder`` replaces both (with ``ladder="adaptive"``
         there, this ladder is where tuning starts and ``n_rungs`` in ``step_kwargs`` wins).
-    draws, tune, chains : int, default 1000, 250, 8
-        Passed to ``pm.sample``. Eight chains let the MCSE see variation slower than a chain
+    draws, tune, chains : int, default 1000, None, 8
+        Passed to ``pm.sample``; ``tune=None`` is 250 on the fixed ladder and 1000
+        (:data:`ADAPTIVE_LADDER_TUNE`) on an adaptive one, whose rungs tuning also places.
+        Eight chains let the MCSE see variation slower than a chain
         (see :func:`pymc_tempering.kernels.mcse.mean_mcse`); with fewer than 4 the error bars
         can be 1.2-1.5x too small on multimodal targets (coverage 0.86 instead of 0.95 on the
         egg box). On the fixed ladder tuning only sets the rungs' proposal scales, so
@@ -131,6 +136,7 @@ def marginal_likelihood(
     model = modelcontext(model)
     refuse_minibatch(model, "marginal_likelihood")
     step_kwargs = _evidence_step_kwargs(step_kwargs, n_rungs, beta_min, ladder)
+    tune = default_tune(step_kwargs) if tune is None else tune
     sample_kwargs.setdefault("progressbar", False)
     sample_kwargs.setdefault("compute_convergence_checks", False)
     with model:
@@ -170,6 +176,16 @@ def _result(estimates: dict) -> xr.Dataset:
         coords={"estimator": names},
         attrs=attrs,
     )
+
+
+def default_tune(step_kwargs: dict) -> int:
+    """:func:`marginal_likelihood`'s ``tune=None``: :data:`TUNE_PER_DRAW` of the default 1000
+    draws on a fixed ladder, :data:`ADAPTIVE_LADDER_TUNE` where ExchangeMC's ``ladder`` adapts
+    (``step_kwargs`` as :func:`_evidence_step_kwargs` returns them). ``draws`` does not enter:
+    raise ``tune`` with it for a smaller error."""
+    if step_kwargs.get("ladder") == "adaptive":
+        return ADAPTIVE_LADDER_TUNE
+    return int(TUNE_PER_DRAW * 1000)
 
 
 def _evidence_step_kwargs(step_kwargs, n_rungs, beta_min, ladder="geometric") -> dict:

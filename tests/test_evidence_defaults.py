@@ -160,16 +160,29 @@ def test_the_step_record_is_read_from_the_first_chunks_only():
 
 
 def test_the_default_tuning_is_a_quarter_of_the_draws():
-    """``tune`` defaults to ``TUNE_PER_DRAW * draws`` (250 of 1000: on the fixed ladder tuning
-    only sets proposal scales; ``benchmarks/tune_evidence_defaults.py`` measured the same MCSE
-    per draw as ``tune = draws``, 37% cheaper). A run at the default ``tune`` with 400 draws:
-    250 tuning sweeps recorded, TI and SS within 4 MCSE of the closed form, no warning."""
+    """``tune=None`` is ``TUNE_PER_DRAW`` of the default draws on the fixed ladder (250 of
+    1000: there tuning only sets proposal scales; ``benchmarks/tune_evidence_defaults.py``
+    measured the same MCSE per draw as ``tune = draws``, 30% cheaper) and 1000 on an adaptive
+    ladder, which tuning places. A run at the default ``tune`` with 400 draws: 250 tuning
+    sweeps recorded, TI and SS within 4 MCSE of the closed form, no warning."""
     import inspect
 
-    from pymc_tempering.evidence_sampling import TUNE_PER_DRAW
+    from pymc_tempering.evidence_sampling import (
+        ADAPTIVE_LADDER_TUNE,
+        TUNE_PER_DRAW,
+        _evidence_step_kwargs,
+        default_tune,
+    )
 
     defaults = {k: p.default for k, p in inspect.signature(marginal_likelihood).parameters.items()}
-    assert defaults["tune"] == TUNE_PER_DRAW * defaults["draws"] == 250
+    assert defaults["tune"] is None
+    fixed = _evidence_step_kwargs(None, 256, 2.0**-30, "geometric")
+    assert default_tune(fixed) == TUNE_PER_DRAW * defaults["draws"] == 250
+    # an adaptive ladder is placed by tuning: it keeps the tuning it was measured with, by
+    # either spelling
+    for kwargs in [(None, "adaptive"), ({"ladder": "adaptive"}, "geometric")]:
+        adaptive = _evidence_step_kwargs(kwargs[0], 256, 2.0**-30, kwargs[1])
+        assert default_tune(adaptive) == ADAPTIVE_LADDER_TUNE == 1000
     assert (defaults["n_rungs"], defaults["chains"], defaults["ladder"]) == (256, 8, "geometric")
     x = targets.lecture_data()
     small = {k: v for k, v in SMALL.items() if k != "tune"}
