@@ -1,5 +1,5 @@
-r"""A dense (full-matrix) preconditioner for Langevin moves, learned from draws and gradients.
-NumPy only.
+r"""A dense (full-matrix) preconditioner for Langevin moves, learned from draws and gradients,
+and the dense move's Hastings ratio. NumPy and numba.
 
 With :math:`M = L L^\top` the h-form move is :math:`y = x + h M \nabla\log\pi(x) +
 \sqrt{2h}\,L\xi`: MALA on :math:`z = L^{-1} x` with the identity preconditioner, so in the
@@ -119,8 +119,10 @@ def dense_preconditioner(draws: DenseMoments, grads: DenseMoments):
     return m, chol
 
 
-def dense_log_accept_ratio(logp_x, logp_y, noise, step, grad_y, chol, step_size) -> float:
-    r"""Log Metropolis-Hastings ratio of the dense move, computed in whitened coordinates.
+@numba.njit(cache=True, nogil=True)
+def dense_log_accept_ratio(logp_x, logp_y, noise, step, grad_y, chol, step_size):
+    r"""Log Metropolis-Hastings ratio of the dense move, computed in whitened coordinates
+    (compiled: MALA calls it on every transition).
 
     ``step`` is :math:`u = h L^\top \nabla\log\pi(x) + \sqrt{2h}\,\xi` (so :math:`y = x + Lu`),
     ``chol`` is :math:`L` and ``grad_y`` :math:`\nabla\log\pi(y)`. The forward residual is
@@ -128,10 +130,16 @@ def dense_log_accept_ratio(logp_x, logp_y, noise, step, grad_y, chol, step_size)
     covariance :math:`2h I` in :math:`z`, so the log ratio is
     :math:`\log\pi(y) - \log\pi(x) + (2h|\xi|^2 - |u + h\,g_z(y)|^2) / (4h)`; it equals
     :func:`~pymc_tempering.kernels.langevin.mala_log_accept_ratio` with the matrix ``M``.
+    The products are BLAS calls as in NumPy (``np.dot``), in NumPy's order of operations.
+    C-contiguous float64 arrays.
     """
-    back = step + step_size * grad_y.dot(chol)  # u + h L^T grad(y)
-    quad = 2.0 * step_size * noise.dot(noise) - back.dot(back)
-    return float(logp_y - logp_x + quad / (4.0 * step_size))
+    t_grad = np.dot(grad_y, chol)
+    d = step.size
+    back = np.empty(d)  # u + h L^T grad(y)
+    for i in range(d):
+        back[i] = step[i] + step_size * t_grad[i]
+    quad = 2.0 * step_size * np.dot(noise, noise) - np.dot(back, back)
+    return logp_y - logp_x + quad / (4.0 * step_size)
 
 
 def rung_covariance_update(moments: Moments, x) -> Moments:

@@ -3,7 +3,8 @@ r"""MALA's dense move for one chain, compiled: the linear algebra of a transitio
 
 The move is :mod:`pymc_tempering.kernels.dense`'s: with :math:`M = LL^\top`,
 :math:`u = h L^\top\nabla\log\pi(x) + \sqrt{2h}\,\xi` and :math:`y = x + Lu`
-(:func:`dense_proposal`), accepted with :func:`dense_log_accept_ratio`. Both do the NumPy
+(:func:`dense_proposal`), accepted with
+:func:`pymc_tempering.kernels.dense.dense_log_accept_ratio` (also compiled). Both do the NumPy
 formulas' arithmetic in the same order, and their products are the same BLAS calls
 (``np.dot`` in a numba function calls BLAS as ``ndarray.dot`` does), so on one machine the
 results equal the NumPy formulas bit for bit; the tests compare them. Model-independent:
@@ -15,7 +16,7 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["dense_proposal", "dense_log_accept_ratio"]
+__all__ = ["dense_proposal"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -40,17 +41,3 @@ def dense_proposal(x, grad, chol, noise, step_size):
         if not np.isfinite(y[i]):
             finite = False
     return y, step, finite
-
-
-@numba.njit(cache=True, nogil=True)
-def dense_log_accept_ratio(logp_x, logp_y, noise, step, grad_y, chol, step_size):
-    r""":func:`pymc_tempering.kernels.dense.dense_log_accept_ratio` compiled (same arguments,
-    same arithmetic): :math:`\log\pi(y) - \log\pi(x) + (2h|\xi|^2 - |u + hL^\top
-    \nabla\log\pi(y)|^2) / (4h)`."""
-    t_grad = np.dot(grad_y, chol)
-    d = step.size
-    back = np.empty(d)
-    for i in range(d):
-        back[i] = step[i] + step_size * t_grad[i]
-    quad = 2.0 * step_size * np.dot(noise, noise) - np.dot(back, back)
-    return logp_y - logp_x + quad / (4.0 * step_size)

@@ -1,6 +1,7 @@
-"""MALA's compiled dense move (kernels.mala_move) against the NumPy formulas it replaces, and
-the direct call of the compiled density (langevin.base.direct_density) against PyTensor's
-function: the same numbers, so the draws do not change (issue 17)."""
+"""MALA's compiled dense move (kernels.mala_move, kernels.dense.dense_log_accept_ratio)
+against the NumPy formulas it replaces, and the direct call of the compiled density
+(langevin.base.direct_density) against PyTensor's function: the same numbers, so the draws do
+not change (issue 17)."""
 
 import math
 
@@ -9,8 +10,8 @@ import pymc as pm
 import pytensor
 import pytest
 
-from pymc_tempering.kernels import dense
-from pymc_tempering.kernels.mala_move import dense_log_accept_ratio, dense_proposal
+from pymc_tempering.kernels.dense import dense_log_accept_ratio
+from pymc_tempering.kernels.mala_move import dense_proposal
 from pymc_tempering.step_methods.langevin import MALA
 from pymc_tempering.step_methods.langevin.base import direct_density
 
@@ -18,6 +19,13 @@ from pymc_tempering.step_methods.langevin.base import direct_density
 def numpy_proposal(x, grad, chol, noise, h):
     step = h * grad.dot(chol) + math.sqrt(2.0 * h) * noise
     return x + chol.dot(step), step
+
+
+def numpy_ratio(logp_x, logp_y, noise, step, grad_y, chol, h):
+    """The dense move's log Hastings ratio in NumPy, as MALA computed it before it was compiled."""
+    back = step + h * grad_y.dot(chol)  # u + h L^T grad(y)
+    quad = 2.0 * h * noise.dot(noise) - back.dot(back)
+    return float(logp_y - logp_x + quad / (4.0 * h))
 
 
 def close(a, b):
@@ -41,7 +49,7 @@ def test_dense_move_equals_the_numpy_formulas(d):
         close(y, want_y)
         close(step, want_step)
         ratio = dense_log_accept_ratio(-1.5, -2.5, noise, step, grad_y, chol, h)
-        want = dense.dense_log_accept_ratio(-1.5, -2.5, noise, want_step, grad_y, chol, h)
+        want = numpy_ratio(-1.5, -2.5, noise, want_step, grad_y, chol, h)
         assert isinstance(ratio, float)
         close(np.array([ratio]), np.array([want]))
 
@@ -56,7 +64,7 @@ def test_dense_move_equals_numpy_bit_for_bit_here():
     np.testing.assert_array_equal(y, want_y)
     np.testing.assert_array_equal(step, want_step)
     ratio = dense_log_accept_ratio(0.2, -0.7, noise, step, grad_y, chol, 0.3)
-    assert ratio == dense.dense_log_accept_ratio(0.2, -0.7, noise, step, grad_y, chol, 0.3)
+    assert ratio == numpy_ratio(0.2, -0.7, noise, step, grad_y, chol, 0.3)
 
 
 def test_dense_proposal_flags_an_overflow_and_the_ratio_a_non_finite_gradient():

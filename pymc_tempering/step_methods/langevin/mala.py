@@ -10,8 +10,9 @@ from pymc.blocking import RaveledVars
 from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 
+from pymc_tempering.kernels.dense import dense_log_accept_ratio
 from pymc_tempering.kernels.langevin import mala_log_accept_ratio
-from pymc_tempering.kernels.mala_move import dense_log_accept_ratio, dense_proposal
+from pymc_tempering.kernels.mala_move import dense_proposal
 from pymc_tempering.kernels.moments import moments_init
 from pymc_tempering.step_methods.langevin import mala_stats, tuning
 from pymc_tempering.step_methods.langevin.base import LangevinBase, positive_finite
