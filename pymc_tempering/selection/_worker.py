@@ -138,7 +138,9 @@ def _chain_traces(model, settings) -> dict:
         return {}
     from pymc.backends.ndarray import NDArray
 
-    fn, shapes, dtypes = _trace_function(model)
+    from pymc_tempering.step_methods._compile.trace import compile_trace_function
+
+    fn, shapes, dtypes = compile_trace_function(model)
 
     class ChainTrace(NDArray):
         def __copy__(self):  # PyMC copies the given trace for each chain
@@ -147,36 +149,6 @@ def _chain_traces(model, settings) -> dict:
 
     trace = ChainTrace(model=model, fn=fn, var_shapes=shapes, var_dtypes=dtypes)
     return {"trace": trace}
-
-
-def _trace_function(model):
-    """The function NDArray compiles (``model.unobserved_value_vars`` of the value variables,
-    positional; inside ``sharing()`` data lifted out and shared between models); the recorded
-    shapes and dtypes."""
-    import pytensor
-
-    from pymc_tempering.step_methods._compile import shared
-
-    inputs, outputs = list(model.value_vars), list(model.unobserved_value_vars)
-    data, values, lifted = [], [], outputs
-    if shared.enabled():
-        data, values, lifted = shared.lift_data(outputs)
-    key = ("trace", str(pytensor.config.mode), str(pytensor.config.floatX))
-
-    def build():
-        return model.compile_fn(
-            outs=[pytensor.Out(v, borrow=True) for v in lifted],
-            inputs=[pytensor.In(v, borrow=True) for v in [*inputs, *data]],
-            point_fn=False, on_unused_input="ignore", trust_input=True,
-        )  # fmt: skip
-
-    key = key if shared.enabled() else None  # compiled for this model alone
-    fn = shared.BoundFunction(shared.shared_compiled(key, [*inputs, *data], lifted, build), values)
-    point = model.initial_point()
-    recorded = fn(*(point[v.name] for v in inputs))
-    shapes = {v.name: np.shape(x) for v, x in zip(outputs, recorded, strict=True)}
-    dtypes = {v.name: np.asarray(x).dtype for v, x in zip(outputs, recorded, strict=True)}
-    return fn, shapes, dtypes
 
 
 @contextmanager

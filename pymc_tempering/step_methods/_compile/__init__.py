@@ -14,7 +14,9 @@ the log prior, ``model.datalogp`` (observed variables and Potentials) the log-li
   gradient for the optimisers;
 - :mod:`.minibatch`: SGLD's minibatch gradients;
 - :mod:`.bridge`: the batched joint log density for bridge sampling;
-- :mod:`.points`: flat vectors from named points.
+- :mod:`.points`: flat vectors from named points;
+- :mod:`.trace`: the point function of PyMC's trace, once per model;
+- :mod:`.shared`: compiled functions shared between models of one structure (opt-in).
 """
 
 from pymc_tempering.step_methods._compile.bridge import (
