@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pymc_tempering.kernels import independence as fitting
 from pymc_tempering.kernels.dense import (
     DenseMoments,
     dense_preconditioner,
@@ -47,6 +48,7 @@ from pymc_tempering.ladder import (
 
 __all__ = [
     "ScaleTuning",
+    "FittedScaleTuning",
     "init_scale_tuning",
     "tune_scales",
     "dense_factors",
@@ -58,6 +60,7 @@ __all__ = [
     "next_ladder_round",
     "nearest_rungs",
     "resize_rungs",
+    "tune_fit",
     "LADDER_OBJECTIVES",
 ]
 
@@ -84,20 +87,37 @@ class ScaleTuning(NamedTuple):
     grad_moments: Moments | None = None
 
 
+class FittedScaleTuning(NamedTuple):
+    """:class:`ScaleTuning` and the independence explorer's per-rung proposals (their draws
+    buffer and fit, :func:`tune_fit`): the same fields then ``independence``. A record of
+    its own, so that the other explorers' sampling state stays what it was."""
+
+    log_scaling: np.ndarray
+    param_scale: np.ndarray
+    moments: Moments
+    window_end: int
+    window_len: int
+    gain_start: int
+    chol: np.ndarray | None = None
+    grad_moments: Moments | None = None
+    independence: fitting.FitTuning | None = None
+
+
 def _window_moments(n_rungs, n_params, dense):
     return covariance_init((n_rungs, n_params)) if dense else moments_init((n_rungs, n_params))
 
 
 def init_scale_tuning(
     n_rungs: int, n_params: int, log_scaling: float, dense: bool = False,
-    gradients: bool = False,
+    gradients: bool = False, fit: bool = False,
 ) -> ScaleTuning:  # fmt: skip
     """Scales before tuning: ``log_scaling`` on every rung, unit per-parameter scales (with
     ``dense``, identity Cholesky factors; with ``gradients`` too, the dense covariances are
-    learned from the draws and the gradients, see :func:`dense_factors`)."""
+    learned from the draws and the gradients, see :func:`dense_factors`; with ``fit``, an
+    empty buffer for the independence proposals, see :func:`tune_fit`)."""
     chol = np.broadcast_to(np.eye(n_params), (n_rungs, n_params, n_params)).copy()
     grads = covariance_init((n_rungs, n_params)) if dense and gradients else None
-    return ScaleTuning(
+    tuning = ScaleTuning(
         np.full(n_rungs, log_scaling),
         np.ones((n_rungs, n_params)),
         _window_moments(n_rungs, n_params, dense),
@@ -107,6 +127,9 @@ def init_scale_tuning(
         chol if dense else None,
         grads,
     )
+    if fit:
+        return FittedScaleTuning(*tuning, fitting.fit_tuning_init(n_rungs, n_params))
+    return tuning
 
 
 def dense_factors(moments: Moments, grad_moments: Moments | None) -> np.ndarray:
@@ -147,6 +170,8 @@ def tune_scales(tuning: ScaleTuning, sweep: int, accept_prob, x, target_accept: 
     if exact_first:
         accept_prob = np.concatenate([[target_accept], accept_prob[1:]])
     log_scaling = robbins_monro_scaling(tuning.log_scaling, accept_prob, target_accept, gain)
+    if isinstance(tuning, FittedScaleTuning):
+        tuning = tuning._replace(independence=tune_fit(tuning, sweep, x, tune_sweeps))
     dense = tuning.chol is not None
     moments = (rung_covariance_update if dense else welford_update)(tuning.moments, x)
     grads = tuning.grad_moments
@@ -159,7 +184,7 @@ def tune_scales(tuning: ScaleTuning, sweep: int, accept_prob, x, target_accept: 
     chol = dense_factors(moments, grads) if dense else None
     if dense:  # the per-parameter scales (discrete moves, stats) from the same estimate
         moments = Moments(moments.count, moments.mean, np.diagonal(moments.m2, 0, -2, -1))
-    return ScaleTuning(
+    return type(tuning)(
         np.full_like(log_scaling, np.log(2.38 / np.sqrt(n_params))),
         np.sqrt(shrunk_variance(moments, VARIANCE_FLOOR)),
         _window_moments(n_rungs, n_params, dense),
@@ -168,7 +193,37 @@ def tune_scales(tuning: ScaleTuning, sweep: int, accept_prob, x, target_accept: 
         sweep + 1,
         chol,
         None if grads is None else covariance_init((n_rungs, n_params)),
+        *tuning[len(ScaleTuning._fields) :],  # FittedScaleTuning's independence record
     )
+
+
+MIN_FIT_DRAWS = 20  # stored draws per rung below which no independence proposal is fitted
+
+
+def tune_fit(tuning: FittedScaleTuning, sweep: int, x, tune_sweeps: int):
+    """The independence proposals' record after tuning sweep ``sweep`` (None if not used).
+
+    From the end of the first window (the draws before are burn-in) every sweep's replicas
+    ``x`` go into the buffer (the latest :data:`~pymc_tempering.kernels.independence.BUFFER`
+    kept); the proposals are fitted (:func:`~pymc_tempering.kernels.independence.fit_rungs`)
+    at the end of the last window that fits in the first 80% of tuning (so that the rest of
+    tuning mixes with them) and again at the last tuning sweep from the draws made since
+    (pooled with the neighbouring rungs'); that fit is frozen. (The
+    buffer is written in place: copying it every sweep would cost more than the sweep.)"""
+    record = tuning.independence
+    if record is None or sweep < FIRST_WINDOW:
+        return record
+    record = fitting.store_draws(record, x)
+    end, last = tuning.window_end, WINDOW_FRACTION * tune_sweeps
+    last_window = sweep + 1 == end and end <= last < end + 2 * tuning.window_len
+    if (last_window or sweep + 1 == tune_sweeps) and record.count >= MIN_FIT_DRAWS:
+        fit = fitting.fit_rungs(record)
+        # the last fit sees only the draws made since this one (with its moves: better mixed)
+        if last_window:
+            record = fitting.fit_tuning_init(*x.shape, fit)
+        else:  # frozen: the buffer is no longer needed
+            record = fitting.fit_tuning_init(*x.shape, fit, size=0)._replace(final=True)
+    return record
 
 
 class LadderRound(NamedTuple):
@@ -271,4 +326,14 @@ def resize_rungs(betas, old_betas, replicas: Replicas, scales: ScaleTuning):
         chol=scales.chol[nearest].copy() if dense else None,
         grad_moments=None if scales.grad_moments is None else covariance_init((n_rungs, n_params)),
     )
+    if isinstance(scales, FittedScaleTuning):
+        scales = scales._replace(independence=_resize_fit(scales.independence, nearest, n_params))
     return replicas, scales
+
+
+def _resize_fit(record, nearest, n_params):
+    """An empty buffer for the new rungs, each with the fit of its nearest old rung."""
+    if record is None:
+        return None
+    fit = None if record.fit is None else fitting.take_rungs(record.fit, nearest)
+    return fitting.fit_tuning_init(nearest.size, n_params, fit)

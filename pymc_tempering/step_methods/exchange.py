@@ -103,10 +103,10 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         singular models; pass ``target_accept=0.7`` to reproduce it.
     scaling : float, optional
         Initial proposal scale, default ``2.38 / sqrt(n_params)``.
-    explorer : {"rwm", "mala"}, default "rwm"
+    explorer : {"rwm", "mala", "independent"}, default "rwm"
         The local move on every rung: Gaussian random walk, or Metropolis-adjusted Langevin
-        using the batched gradient (one compiled call for all rungs; h-form step, diagonal
-        preconditioner from the warm-up, tuned towards acceptance 0.574).
+        (batched gradient; h-form step, diagonal preconditioner, acceptance 0.574), or
+        independence proposals fitted per rung in tuning, then the walk (:class:`.Independent`).
     proposal : {"diag", "dense", "auto"}, default "diag"
         The local move's proposal covariance on each rung, learned during tuning:
         ``"diag"``, one scale per parameter (the rung's standard deviations); ``"dense"``,
@@ -260,7 +260,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self.tune_sweeps = tune_draws * self.sweeps_per_draw
         self.scales = adaptation.init_scale_tuning(
             n_rungs, n_params, self._initial_log_scaling, dense=self.dense,
-            gradients=self.grad_tuning,
+            gradients=self.grad_tuning, fit=getattr(self.explorer, "fits_rungs", False),
         )  # fmt: skip
         self.ladder_tuning = (
             adaptation.init_ladder_round(n_rungs, self.tune_sweeps)

@@ -43,7 +43,7 @@ PROPOSALS = ("auto", "diag", "dense")
 # (its own gradients, no extra points, ceil(d^(1/3)) local moves per sweep): 12-15x the
 # diagonal's min ESS per CPU second on the 50-parameter latent AR(1) (85-99 against 5.5-8.1,
 # 32 rungs, 2 x 1,000 draws, busy machine).
-DENSE_MAX_PARAMS = {"rwm": 20, "mala": 64}
+DENSE_MAX_PARAMS = {"rwm": 20, "mala": 64, "independent": 20}
 
 
 @dataclass(frozen=True)

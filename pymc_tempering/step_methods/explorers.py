@@ -27,13 +27,20 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pymc_tempering.kernels import fused, mala_rungs, rwm
+from pymc_tempering.kernels import fused, independence, mala_rungs, rwm
 from pymc_tempering.kernels.fused import Proposal, SweepDraws
 from pymc_tempering.kernels.langevin import langevin_proposal, moves_to_forget
 from pymc_tempering.kernels.rules import NONE
 from pymc_tempering.kernels.rwm import optimal_accept
 
-__all__ = ["RandomWalk", "Langevin", "EXPLORERS", "RandomBlock"]
+__all__ = [
+    "RandomWalk",
+    "Langevin",
+    "Independent",
+    "EXPLORERS",
+    "RandomBlock",
+    "IndependentRandom",
+]
 
 MALA_TARGET_ACCEPT = 0.574
 # the random walk draws its normals and uniforms for this many sweeps at once (fewer, larger
@@ -261,6 +268,83 @@ class Langevin:
         fused.finish_sweep(replicas, move, draws, betas, last_end, np.empty((4, n_rungs)))
 
 
+class IndependentRandom(NamedTuple):
+    """:class:`Independent`'s random numbers drawn ahead (the walk's) and its sweep count."""
+
+    block: RandomBlock | None
+    sweep: int
+
+
+class Independent(RandomWalk):
+    r"""Independence Metropolis-Hastings on every rung, alternating with the random walk.
+
+    Tuning fits each rung's proposal :math:`q_l` (a t or a two-component t mixture fitted to
+    the rung's tuning draws and its neighbours', :mod:`pymc_tempering.kernels.independence`),
+    a last time at the last tuning sweep; that fit is frozen. An independence move proposes
+    each rung's replica afresh from :math:`q_l`, whatever its current state, accepted with
+    :math:`\min\{1, \pi_l(x') q_l(x) / (\pi_l(x) q_l(x'))\}`. While tuning (once a fit
+    exists) every sweep makes one in place before :class:`RandomWalk`'s move, so that the
+    walk's scale tuning sees the walk alone; after tuning, sweeps alternate between the
+    independence move and the walk's, each followed by the swap round (the stats'
+    ``rung_accept`` is then that sweep's move's). Where the fit is good a rung's draws are
+    nearly independent; where it is poor its moves are rejected and the walk keeps the chain
+    ergodic (each kernel leaves every rung's target invariant, so their cycle does). An
+    independence move costs a batched density call and ``n_rungs * K * d**2`` flops. Not for
+    models with discrete variables.
+    """
+
+    name = "independent"
+    fits_rungs = True
+
+    def __init__(self, density, fixed=None):
+        if fixed is not None and len(fixed):
+            raise ValueError(
+                "explorer='independent' cannot move a model with discrete variables (its "
+                "proposals are fitted to continuous draws): pass explorer='rwm'."
+            )
+        super().__init__(density)
+
+    def explore(self, replicas, betas, scales, exact, rng, random, pairs):
+        random = IndependentRandom(None, 0) if random is None else random
+        record = getattr(scales, "independence", None)
+        fit = None if record is None else record.fit
+        if fit is not None and record.final and random.sweep % 2 == 0:
+            proposal, draws = self._independence_proposal(replicas, fit, exact, rng, pairs)
+            return proposal, draws, IndependentRandom(random.block, random.sweep + 1)
+        if fit is not None and not record.final:
+            self._independence_move(replicas, betas, fit, rng)
+        proposal, draws, block = super().explore(
+            replicas, betas, scales, exact, rng, random.block, pairs
+        )
+        return proposal, draws, IndependentRandom(block, random.sweep + 1)
+
+    def _independence_proposal(self, replicas, fit, exact, rng, pairs):
+        """Every rung's independence proposal and the sweep's random numbers (accept
+        decisions, then the pairs' swap decisions)."""
+        n_rungs, n_params = replicas.x.shape
+        normals = rng.standard_normal((n_rungs, n_params))
+        pick = rng.random(n_rungs)
+        chi2 = np.ones(n_rungs) if np.isinf(fit.df) else rng.chisquare(fit.df, n_rungs)
+        log_u = np.log(rng.random(2 * n_rungs - 1))
+        x = independence.propose(fit, normals, pick, chi2)
+        if exact is not None:
+            x[0] = exact
+        logprior, loglik = self.density.batch(x)
+        log_q_ratio = independence.log_q_ratio(fit, replicas.x, x)
+        move = Proposal(x, np.empty((n_rungs, 0)), logprior, loglik, log_q_ratio,
+                        exact is not None)  # fmt: skip
+        return move, SweepDraws(log_u[:n_rungs], pairs(), log_u[n_rungs:])
+
+    def _independence_move(self, replicas, betas, fit, rng):
+        """Every rung's independence move, accepted or rejected in place by the sweep's
+        compiled rules with no pair proposed for swapping."""
+        n_rungs = replicas.x.shape[0]
+        move, draws = self._independence_proposal(replicas, fit, None, rng, lambda: NO_PAIRS)
+        record = np.empty((4, n_rungs))
+        # no swaps: the replica on each rung stays, so no round trip can complete here
+        fused.finish_sweep(replicas, move, draws, betas, np.full(n_rungs, NONE), record)
+
+
 def dense_local_moves(n_params: int) -> int:
     """Dense MALA moves per sweep (1 in one dimension, 2 up to 8, 4 at d = 50), by the rule
     of ``pmt.MALA``'s tuning, :func:`pymc_tempering.kernels.langevin.moves_to_forget`. The
@@ -269,4 +353,4 @@ def dense_local_moves(n_params: int) -> int:
     return moves_to_forget(n_params)
 
 
-EXPLORERS = {explorer.name: explorer for explorer in (RandomWalk, Langevin)}
+EXPLORERS = {explorer.name: explorer for explorer in (RandomWalk, Langevin, Independent)}

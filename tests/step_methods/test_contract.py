@@ -104,6 +104,9 @@ CASES = [
     Case("exchange-dense-mala", ExchangeMC,
          {"n_rungs": 4, "explorer": "mala", "proposal": "dense"},
          frozen=_EXCHANGE_SCALES, keeps_last_tuned=_EXCHANGE_SCALES),
+    # (its fitted moves need longer tuning than these runs: test_explorers_independent.py)
+    Case("exchange-independent", ExchangeMC, {"n_rungs": 4, "explorer": "independent"},
+         frozen=_EXCHANGE_SCALES, keeps_last_tuned=_EXCHANGE_SCALES),
     Case("exchange-dense-discrete", ExchangeMC, {"n_rungs": 4, "proposal": "dense"},
          model=mixed_model, frozen=_EXCHANGE_SCALES, keeps_last_tuned=_EXCHANGE_SCALES),
     Case("ula", ULA, {"step_size": 0.05}),
