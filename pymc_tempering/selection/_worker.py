@@ -10,10 +10,11 @@ In a worker process PyTensor compiles into a directory of its own (:func:`use_ow
 so workers do not queue on PyTensor's compile lock, and the directory is kept between runs so
 that a second run finds its modules compiled.
 
-A model's set-up is kept cheap for runs of many models: PyMC's per-chain traces share one
-compiled point function, and PyTensor keeps no creation stack on new variables while the
-model's graphs are built. Sharing compiled functions between models of one structure
-(:mod:`pymc_tempering.step_methods._compile.shared`) is left off: see :func:`_quick_graphs`.
+A model's set-up is kept cheap for runs of many models: compiled functions are shared between
+models of one structure (:mod:`pymc_tempering.step_methods._compile.shared`), PyMC's
+per-chain traces share one compiled point function and record array-valued stats into one
+array per stat (:mod:`._chain_trace`: no stacking when the DataTree is built), and PyTensor
+keeps no creation stack on new variables while the model's graphs are built.
 """
 
 import hashlib
@@ -82,12 +83,13 @@ def use_own_compiledir() -> str:
     The directory is ``<base_compiledir>/pymc_tempering-workers/<host>/worker-<i>/...`` with the
     first slot ``i`` no other live process holds. Left alone: a process that already chose its
     compile directory (PyTensor fixes it at the first compile), or one whose user set
-    ``compiledir`` in ``PYTENSORFLAGS``. Returns the directory in use.
+    ``compiledir`` in ``PYTENSOR_FLAGS``. Returns the directory in use.
     """
     global _SLOT_LOCK
     import pytensor
 
-    if _SLOT_LOCK is None and "compiledir" not in os.environ.get("PYTENSORFLAGS", ""):
+    flags = os.environ.get("PYTENSOR_FLAGS", "") + os.environ.get("PYTENSORFLAGS", "")
+    if _SLOT_LOCK is None and "compiledir" not in flags:
         root = Path(pytensor.config.base_compiledir) / "pymc_tempering-workers" / platform.node()
         try:
             handle, slot = _lock_slot(root)
@@ -136,34 +138,32 @@ def _chain_traces(model, settings) -> dict:
     themselves."""
     if "trace" in settings or "var_names" in settings:
         return {}
-    from pymc.backends.ndarray import NDArray
-
+    from pymc_tempering.selection._chain_trace import ChainTrace
     from pymc_tempering.step_methods._compile.trace import compile_trace_function
 
     fn, shapes, dtypes = compile_trace_function(model)
-
-    class ChainTrace(NDArray):
-        def __copy__(self):  # PyMC copies the given trace for each chain
-            return NDArray(model=self.model, vars=self.vars, fn=self.fn,
-                           var_shapes=self.var_shapes, var_dtypes=self.var_dtypes)  # fmt: skip
-
     trace = ChainTrace(model=model, fn=fn, var_shapes=shapes, var_dtypes=dtypes)
     return {"trace": trace}
 
 
 @contextmanager
 def _quick_graphs():
-    """No creation stack kept on each new PyTensor variable (``traceback__limit=0``: about 20%
-    of building a model's graphs; PyTensor's messages then lack the "Backtrace when the node
-    is created" lines)."""
+    """A model's set-up as cheap as it goes: compiled batched densities and trace functions
+    shared between models of one structure
+    (:func:`pymc_tempering.step_methods._compile.shared.sharing`: ~0.5 s less CPU for every
+    model whose structure an earlier model in the process had), and no creation stack kept on
+    each new PyTensor variable (``traceback__limit=0``: about 20% of building a model's graphs;
+    PyTensor's messages then lack the "Backtrace when the node is created" lines).
+
+    The numbers do not depend on which models ran before in the process (tests:
+    test_compile_cache, test_selection). They do depend, at rounding level, on PyTensor's
+    numba cache, with or without sharing: see the module docstring of
+    :mod:`pymc_tempering.step_methods._compile.shared`."""
     import pytensor
 
-    # shared.sharing() (compiled functions shared between models of one structure: ~0.5-0.7 s
-    # less set-up per model that reuses one) is left off: with it, one of two 2-worker runs of
-    # bench_scale.py --models 8 did not give the 1-worker run's table (rounding-level
-    # differences in the 3- and 4-predictor models' densities; cause not found), and the
-    # table must be the same on any number of workers
-    with pytensor.config.change_flags(traceback__limit=0):
+    from pymc_tempering.step_methods._compile import shared
+
+    with shared.sharing(), pytensor.config.change_flags(traceback__limit=0):
         yield
 
 

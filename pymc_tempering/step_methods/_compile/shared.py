@@ -9,13 +9,28 @@ compiling, :func:`lift_data` replaces every floating-point constant with two or 
 (the data, array-valued prior parameters) by an input of the same type; the compiled function
 takes those values as arguments, and :class:`BoundFunction` calls it with the model's own.
 
-Lifting is opt-in, inside :func:`sharing`: the functions compiled from the lifted graphs
-give the same numbers up to rounding, not bit for bit (a kernel compiled for a constant may
-round differently from one that reads an input: ~1e-15 relative per evaluation), and a plain
-``pm.sample`` keeps its draws. The model-selection workers leave it off for now: in one of
-two 2-worker ``benchmarks/bench_scale.py --models 8`` runs the table differed from the
-1-worker run's at rounding level in the 3- and 4-predictor models (cause not found; a hit
-and a miss give the same bits in every test here).
+Lifting is opt-in, inside :func:`sharing` (the model-selection workers turn it on): the
+functions compiled from the lifted graphs give the same numbers up to rounding, not bit for
+bit (a kernel compiled for a constant may round differently from one that reads an input:
+~1e-15 relative per evaluation), and a plain ``pm.sample`` keeps its draws.
+
+Bits and PyTensor's numba cache (2026-11-24; the 2-worker ``bench_scale.py --models 8`` run
+whose table once differed from the 1-worker run's at ~1e-10 in ``rung_loglik``): PyTensor
+compiles with numba's fastmath flags (reassociation, contraction), and the rounding of a
+compiled function depends on whether the numba kernels it calls were compiled in this process
+or loaded from PyTensor's on-disk cache (``<base_compiledir>/numba``). The batched density of
+a 3-predictor regression gave loglik 8e-13 apart (logprior 1.8e-15) in a process that compiled
+its kernels into an empty cache and in one that loaded them; a later compile in the first
+process still gave its bits. Identical with ``numba__fastmath=False`` (which makes the density
+2.4x slower), and the same with and without sharing. Ruled out: the memory alignment of the
+lifted inputs (every 8-byte offset mod 64 of the data and of the replicas: same bits), the
+OpenBLAS thread count (1 and 2: same bits), the order of models and hit or miss in one process
+(same bits), PYTHONHASHSEED (same graph, same bits). So a table is the same on any number of
+workers and in any order once the kernels its models use are in the cache (with sharing on,
+nine 2-worker runs of ``--models 8``, six at the default settings, gave the 1-worker table),
+while a process that is the first on the machine to compile a kernel (a new structure or
+prior constant) may differ from the others at that level (log Z ~1e-13), with or without
+sharing.
 
 A second model then reuses the compiled function when its lifted graphs equal the first's by
 :func:`pytensor.graph.basic.equal_computations` (the parameter vector and the lifted inputs
