@@ -27,6 +27,7 @@ from bench_evidence_smc import PROBLEMS
 from pymc_tempering.evidence_methods import evidence_by_method, resolve_methods
 from pymc_tempering.evidence_sampling import _evidence_step_kwargs
 from pymc_tempering.step_methods.exchange import ExchangeMC
+from pymc_tempering.step_methods.explorers import Independent
 
 EXPLORER_KWARGS = {"default": {}, "independent": {"explorer": "independent"}}
 N_RUNGS, BETA_MIN, CHAINS = 256, 2.0**-30, 8
@@ -65,9 +66,9 @@ def diagnose(model, exact, draws, seed):
         print(f"{explorer}: cpu {cpu:.1f} s, TI error {err:+.4f}, MCSE {float(result.mcse):.4f}")
         accept = idata.sample_stats["rung_accept"].values  # (chain, draw, rung)
         rw, imh = accept.mean(axis=(0, 1)), np.full(accept.shape[2], np.nan)
-        if explorer == "independent":  # sweeps alternate: the independence move's are even
+        if explorer == "independent":  # the independence moves' sweeps, and the walk's
             tune = max(draws // 4, 100)
-            even = (tune + np.arange(accept.shape[1])) % 2 == 0
+            even = Independent.independence_sweep(tune + np.arange(accept.shape[1]))
             rw, imh = accept[:, ~even].mean(axis=(0, 1)), accept[:, even].mean(axis=(0, 1))
         rows[explorer] = (loglik_iat(idata), rw, imh)
     betas = step.betas

@@ -13,6 +13,7 @@ from pymc_tempering.exact import two_mode_model
 from pymc_tempering.kernels import independence
 from pymc_tempering.resume import codec
 from pymc_tempering.step_methods.exchange import ExchangeMC
+from pymc_tempering.step_methods.explorers import Independent
 
 PRIOR_SD = 3.0
 CENTRE = np.array([1.0, -1.0, 0.5])
@@ -64,10 +65,10 @@ def _gaussian_z_scores(step, idata):
 
 
 def _imh_accept(idata, tune=TUNE):
-    """Mean acceptance of the independence moves per rung (after tuning the sweeps
-    alternate, the independence move's at even sweep numbers)."""
+    """Mean acceptance of the independence moves per rung (after tuning: the sweeps
+    :meth:`Independent.independence_sweep` picks)."""
     accept = idata.sample_stats["rung_accept"].values
-    even = (tune + np.arange(accept.shape[1])) % 2 == 0
+    even = Independent.independence_sweep(tune + np.arange(accept.shape[1]))
     return accept[:, even].mean(axis=(0, 1))
 
 
@@ -125,8 +126,8 @@ def _same(first, again):
 
 def test_a_restored_state_repeats_the_draws_with_the_fit_in_use(gaussian):
     """Save the state while tuning with a fit (sweep 170 of 200: the last window's fit, made
-    at sweep 150, in use), then after tuning (sweeps alternating): 6 draws, restore, the same
-    6 draws. The state survives the checkpoint codec too."""
+    at sweep 150, in use), then after tuning (independence and walk sweeps in turn): 6 draws,
+    restore, the same 6 draws. The state survives the checkpoint codec too."""
     with gaussian:
         step = ExchangeMC(n_rungs=4, explorer="independent")
     step.setup_chain(np.random.default_rng(4), tune=200, draws=50)
