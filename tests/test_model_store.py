@@ -68,6 +68,10 @@ def test_stored_run_reads_back_identical(sampled, tmp_path, monkeypatch, encodin
         assert used["zlib"] and not used["zstd"]
     else:
         assert used["zstd"] and not used["zlib"]
+    # incompressible stats are written as they are (still read back identical, above)
+    for var in _store.UNCOMPRESSED_VARIABLES:
+        used = filters(path, "/sample_stats", var)
+        assert not (used["zlib"] or used["zstd"] or used["shuffle"]), var
     # what a rerun reads is not compressed, so it never needs a filter plugin
     evidence_var = next(iter(result.data_vars))
     used = filters(path, "/evidence", evidence_var)
