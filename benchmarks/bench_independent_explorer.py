@@ -118,9 +118,10 @@ if __name__ == "__main__":
     parser.add_argument("--cpu", type=float, default=5.0)
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--first-seed", type=int, default=0)
     args = parser.parse_args()
     model, exact = PROBLEMS[args.problem]()
     if args.mode == "diagnose":
         diagnose(model, exact, args.draws, args.seed)
     else:
-        equal_cpu(model, exact, args.cpu, range(args.seeds))
+        equal_cpu(model, exact, args.cpu, range(args.first_seed, args.first_seed + args.seeds))
