@@ -12,11 +12,13 @@ from pymc.model import modelcontext
 from pymc_tempering._evidence_checks import warn
 from pymc_tempering.evidence_estimators import ESTIMATORS
 from pymc_tempering.evidence_methods import evidence_by_method, resolve_methods
-from pymc_tempering.ladder import evidence_ladder
+from pymc_tempering.ladder import evidence_ladder, evidence_n_rungs, prior_spread_beta_min
 from pymc_tempering.step_methods._compile import refuse_minibatch
+from pymc_tempering.step_methods._compile.tempered import compile_tempered_density
 from pymc_tempering.step_methods.exchange import ExchangeMC
+from pymc_tempering.step_methods.explorers import EXPLORERS
 
-__all__ = ["marginal_likelihood"]
+__all__ = ["marginal_likelihood", "auto_beta_min"]
 
 #: the estimators :func:`marginal_likelihood` reports by default: TI and stepping stone, each
 #: a cross-check of the other (BAR and MBAR on request: see :data:`DEFAULT_METHOD`)
@@ -29,13 +31,15 @@ TUNE_PER_DRAW = 0.25
 ADAPTIVE_LADDER_TUNE = 1000
 #: how :func:`marginal_likelihood` places its rungs (``ladder=``)
 LADDERS = ("geometric", "adaptive")
+#: ``beta_min="auto"``: the prior draws whose log-likelihood spread places the lowest rung
+PRIOR_DRAWS_FOR_BETA_MIN = 512
 
 
 def marginal_likelihood(
     model=None,
     *,
-    n_rungs=256,
-    beta_min=2.0**-30,
+    n_rungs="auto",
+    beta_min="auto",
     ladder="geometric",
     draws=1000,
     tune=None,
@@ -53,10 +57,34 @@ def marginal_likelihood(
     model : pm.Model, optional
         Defaults to the model on the context stack. Its priors must be proper (rung 1 samples
         the prior at ``beta = 0``).
-    n_rungs, beta_min : int, float, default 256, 2**-30
+    n_rungs, beta_min : int or "auto", float or "auto", default "auto", "auto"
         The starting ladder, :func:`evidence_ladder` (``0`` then geometric from ``beta_min``
-        to 1). ``beta_min`` should sit well below ``1 / n_obs``, where the power posterior
-        leaves the prior.
+        to 1). ``beta_min="auto"``: ``2**-10 / sd``, rounded down to a power of 2 within
+        ``[2**-50, 2**-10]``, with ``sd`` the spread of the log-likelihood over 512 prior draws
+        (:func:`pymc_tempering.ladder.prior_spread_beta_min`, :func:`auto_beta_min`:
+        milliseconds, the density is the one ExchangeMC compiles anyway). ``n_rungs="auto"``:
+        the 255 rungs per 30 octaves of the fixed ladder used before (256 rungs from
+        ``2**-30``), from ``beta_min`` up (:func:`pymc_tempering.ladder.evidence_n_rungs`);
+        the result's ``attrs["beta_min"]`` and ``attrs["n_rungs"]`` say which. The power
+        posterior leaves the prior near ``beta = 1 / sd``; rungs far below add almost nothing
+        to the estimators' variance (under 0.1% of TI's MCSE squared below
+        ``beta * sd = 2**-4`` on radiata pine and the 10-D two-mode target,
+        ``benchmarks/bench_evidence_variance.py``), yet the fixed ladder put half of its 256
+        rungs there. Measured against that fixed ladder at the default draws
+        (``benchmarks/bench_beta_min.py``, CPU seconds, settings alternating per seed, 10 seeds,
+        a shared machine): the same MCSE for 0.8x the CPU time, MCSE x sqrt(CPU seconds) 0.151
+        vs 0.168 on the 10-D two-mode target (MCSE 0.095 both, 2.5 vs 3.1 s) and 0.040 vs 0.043
+        on radiata pine (0.028 vs 0.026, 2.1 vs 2.7 s), 0.037 vs 0.043 there at 5x the draws
+        (0.0113 vs 0.0116, 10.7 vs 13.8 s, 6 seeds; rms error 0.0067 vs 0.0098); coverage of
+        1.96 MCSE 0.95 vs 1.00 on the egg box (20 seeds), 0.97 vs 0.97 on the lecture model
+        (40 seeds; ``benchmarks/bench_coverage.py --routes auto beta30``). Keeping 256 rungs
+        from the rule's ``beta_min`` (``n_rungs=256``: denser where the variance is) cut the
+        MCSE at equal CPU time more (0.82-0.85x) but slowed the egg box's round trips (7.2 per
+        chain instead of 10.5) and its coverage fell to 0.80 (20 seeds): not the default. A
+        number for ``beta_min``: the lowest positive rung itself; it must sit well below
+        ``1 / sd`` (at ``beta_min * sd`` near 1 the quadrature of ``[0, beta_min]`` is off by
+        1e-3 to 1e-2 on the lecture, egg-box and change-point models) or TI and stepping stone
+        are biased.
     ladder : {"geometric", "adaptive"}, default "geometric"
         ``"geometric"``: the starting ladder, fixed. ``"adaptive"``: tuning re-places the
         rungs above ``beta_min`` at equal thermodynamic length (ExchangeMC's
@@ -81,18 +109,24 @@ def marginal_likelihood(
         can be 1.2-1.5x too small on multimodal targets (coverage 0.86 instead of 0.95 on the
         egg box). On the fixed ladder tuning only sets the rungs' proposal scales, so
         ``tune = draws / 4`` (:data:`TUNE_PER_DRAW`) gives the MCSE of ``tune = draws`` for
-        30% less CPU time (radiata pine, 8 seeds: MCSE 0.028 vs 0.027, 3.5 vs 5.0 s; egg box,
+        30% less CPU time (measured on the fixed 256 rungs from ``2**-30``: radiata pine, 8
+        seeds: MCSE 0.028 vs 0.027, 3.5 vs 5.0 s; egg box,
         20 seeds: rms error 0.043 as before, coverage of 1.96 MCSE 1.00); for a smaller error
         raise ``draws`` and ``tune`` together. Measured (``benchmarks/tune_evidence_defaults.py``,
         CPU seconds, ``cores=1``, against ``pm.sample_smc``'s defaults on the same seeds): on
         radiata pine 256 rungs beat 64 and 128 rungs at equal CPU time, and ``proposal="dense"``
         cost more than it gained; on the 10-D two-mode target 64 rungs with more draws were no
-        better. At these defaults, rms error x sqrt(median CPU seconds) over seeds (lower is
+        better. On that fixed ladder, rms error x sqrt(median CPU seconds) over seeds (lower is
         better) was 0.033 (18 seeds, 3.5 s) against ``pm.sample_smc``'s 0.053 (20 seeds,
         2.4 s) on radiata pine, and 0.128 (3.8 s) against 0.129 (7.0 s) on the two-mode target
         (16 seeds each); at SMC's own CPU time on radiata (``draws=500, tune=125``, 2.0 s,
         seeds 0-9) rms error 0.031 against SMC's 0.030: about equal accuracy per CPU second,
-        with error bars that covered every seed (SMC's: 0.75 of them).
+        with error bars that covered every seed (SMC's: 0.75 of them). With the ``"auto"``
+        ladder near SMC's CPU time (seeds 400-407): radiata rms error 0.023 (``draws=1100``,
+        2.6 s) against SMC's 0.036 (1.8 s), 0.037 vs 0.048 per sqrt(CPU second), covering
+        every seed (SMC: 0.75); the two-mode target 0.069 (``draws=2400``, 5.1 s) against
+        SMC's 0.048 (5.3 s), 0.158 vs 0.110: SMC is still 1.4x more accurate there (2x the
+        CPU time to match it).
     random_seed : int, optional
         Passed to ``pm.sample``; the same seed gives the same result.
     method : str or sequence of str, default ("ti", "ss")
@@ -135,6 +169,8 @@ def marginal_likelihood(
     methods = resolve_methods(method)
     model = modelcontext(model)
     refuse_minibatch(model, "marginal_likelihood")
+    beta_min = _resolve_beta_min(beta_min, model, step_kwargs, random_seed)
+    n_rungs = _resolve_n_rungs(n_rungs, beta_min)
     step_kwargs = _evidence_step_kwargs(step_kwargs, n_rungs, beta_min, ladder)
     tune = default_tune(step_kwargs) if tune is None else tune
     sample_kwargs.setdefault("progressbar", False)
@@ -148,6 +184,9 @@ def marginal_likelihood(
     # a ladder re-placed for the evidence brings its caveat with the run (saved_step)
     estimates = evidence_by_method(idata, methods)
     result = _result(estimates)
+    if beta_min is not None:
+        result.attrs["beta_min"] = float(beta_min)
+        result.attrs["n_rungs"] = int(len(step_kwargs["betas"]))
     return (result, idata) if return_idata else result
 
 
@@ -210,3 +249,69 @@ def _evidence_step_kwargs(step_kwargs, n_rungs, beta_min, ladder="geometric") ->
             step_kwargs["ladder"] = "adaptive"
             step_kwargs.setdefault("ladder_objective", "evidence")
     return step_kwargs
+
+
+def _resolve_beta_min(beta_min, model, step_kwargs, random_seed):
+    """``beta_min`` as a number (``"auto"``: :func:`auto_beta_min`), or None where
+    ``step_kwargs`` choose a ladder that does not start from it."""
+    if isinstance(beta_min, str) and beta_min != "auto":
+        raise ValueError(
+            f"`beta_min` must be a number in (0, 1) or 'auto' (from the log-likelihood's spread "
+            f"under the prior), got {beta_min!r}."
+        )
+    step_kwargs = step_kwargs or {}
+    chosen = step_kwargs.get("ladder")
+    if "betas" in step_kwargs or not (
+        chosen == "adaptive" or (chosen is None and "n_rungs" not in step_kwargs)
+    ):
+        return None
+    if beta_min == "auto":
+        return auto_beta_min(model, step_kwargs, random_seed)
+    return beta_min
+
+
+def _resolve_n_rungs(n_rungs, beta_min):
+    """``n_rungs`` as a number: ``"auto"`` is :func:`pymc_tempering.ladder.evidence_n_rungs`
+    (the old default's 255 rungs over 30 octaves) above ``beta_min``."""
+    if isinstance(n_rungs, str):
+        if n_rungs != "auto":
+            raise ValueError(
+                f"`n_rungs` must be an integer >= 3 or 'auto' (the rungs per octave of the "
+                f"fixed 256-rung ladder from 2**-30, from beta_min up), got {n_rungs!r}."
+            )
+        return None if beta_min is None else evidence_n_rungs(beta_min)
+    return n_rungs
+
+
+def auto_beta_min(model, step_kwargs=None, random_seed=None) -> float:
+    """``beta_min="auto"``: :func:`pymc_tempering.ladder.prior_spread_beta_min` of the
+    log-likelihood of :data:`PRIOR_DRAWS_FOR_BETA_MIN` prior draws.
+
+    The draws and the log-likelihood come from the compiled tempered density that ExchangeMC
+    builds anyway (compiled once per model and options, :mod:`..step_methods._compile.cache`),
+    so this costs the draws only (milliseconds on small models). A model whose prior cannot be
+    drawn from gets the lower bound, :data:`pymc_tempering.ladder.PRIOR_SPREAD_BOUNDS` [0].
+    """
+    step_kwargs = step_kwargs or {}
+    explorer = EXPLORERS.get(step_kwargs.get("explorer", "rwm"))
+    with model:
+        density = compile_tempered_density(
+            model, model.value_vars, step_kwargs.get("initial_point") or model.initial_point(),
+            step_kwargs.get("compile_kwargs"),
+            gradient=bool(explorer is not None and explorer.needs_gradient),
+        )  # fmt: skip
+    if not density.can_sample_prior():
+        return prior_spread_beta_min([])
+    draws = density.sample_prior(PRIOR_DRAWS_FOR_BETA_MIN, _prior_rng(random_seed))
+    _, loglik = density.batch(draws)
+    return float(prior_spread_beta_min(loglik))
+
+
+def _prior_rng(random_seed) -> np.random.Generator:
+    """A generator for the prior draws of :func:`auto_beta_min` that leaves ``random_seed``
+    as ``pm.sample`` will find it: seeded by an int or a sequence of ints, else fresh."""
+    if isinstance(random_seed, int | np.integer) or (
+        isinstance(random_seed, list | tuple) and all(isinstance(s, int) for s in random_seed)
+    ):
+        return np.random.default_rng([*np.atleast_1d(random_seed).tolist(), 0x5EED])
+    return np.random.default_rng()

@@ -183,7 +183,8 @@ def test_the_default_tuning_is_a_quarter_of_the_draws():
     for kwargs in [(None, "adaptive"), ({"ladder": "adaptive"}, "geometric")]:
         adaptive = _evidence_step_kwargs(kwargs[0], 256, 2.0**-30, kwargs[1])
         assert default_tune(adaptive) == ADAPTIVE_LADDER_TUNE == 1000
-    assert (defaults["n_rungs"], defaults["chains"], defaults["ladder"]) == (256, 8, "geometric")
+    assert (defaults["n_rungs"], defaults["chains"], defaults["ladder"]) == ("auto", 8, "geometric")
+    assert defaults["beta_min"] == "auto"  # tests/test_beta_min.py
     x = targets.lecture_data()
     small = {k: v for k, v in SMALL.items() if k != "tune"}
     with warnings.catch_warnings(record=True) as caught:
