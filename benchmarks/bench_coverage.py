@@ -23,7 +23,11 @@ Routes, per seed s (random_seed=s, cores=1; the MCSE does not depend on cores):
   tuning, per chain);
 * chains2, chains4 (opt-in with ``--routes``): the same with ``chains=2`` and ``chains=4``,
   ``draws=2000`` (the defaults before 8 chains), where the MCSE cannot or can barely use the
-  spread between chains.
+  spread between chains;
+* auto, auto256, beta30 (opt-in): the default route with ``beta_min="auto"`` (the lowest rung
+  from the log-likelihood's spread under the prior) and ``n_rungs="auto"`` (the rungs per
+  octave of the fixed 256 from ``2**-30``), the same with 256 rungs, and the fixed 256 rungs
+  from ``beta_min=2**-30`` (the defaults before ``"auto"``).
 
 ``--routes`` defaults to ladder64 and default: 50 seeds of both models take about 12 minutes on
 a shared 2-core machine; chains2 and chains4 add about 8 and 9 minutes.
@@ -83,6 +87,9 @@ ROUTES = {
     "adaptive": {"ladder": "adaptive"},
     "chains2": {"chains": 2, "draws": 2000},
     "chains4": {"chains": 4, "draws": 2000},
+    "auto": {"beta_min": "auto", "n_rungs": "auto"},
+    "auto256": {"beta_min": "auto", "n_rungs": 256},
+    "beta30": {"beta_min": 2.0**-30, "n_rungs": 256},
 }
 logging.getLogger("pymc").setLevel(logging.ERROR)
 
