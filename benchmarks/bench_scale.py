@@ -27,31 +27,42 @@ per worker count; try ``--models 8`` first. ``--settings example`` uses example 
 Per model in CPU seconds of the main thread (``--cpu 4``: ``time.thread_time`` of
 ``run_model`` in one warm process over one worker's share of the 64 models, split into its
 parts; the wall-time fractions above move by tens of percent on a loaded machine),
-2026-11-24, against 5f363f8 (3 rounds alternating with a checkout of it):
+2026-11-24, against 885d9fd (3 rounds alternating with a checkout of it, while other jobs
+ran: provisional; ranges over 4 models x 3 rounds):
 
-- sampling loop: 3.65-3.92 (tune 250; 6.7-7.9 with tune 1000);
-- compilation and set-up: 0.70-0.92 (1.10-1.28 at 5f363f8): the chains share one trace
-  function (PyMC compiled one per chain), the prior and likelihood graphs come from one
-  derivation, and no creation stack is kept per PyTensor variable. With compiled functions
-  shared between models of one structure (``step_methods/_compile/shared.py``, opt-in) a model
-  whose structure an earlier one in the worker had took 0.34-0.37 (0.84-0.92 otherwise), but
-  the workers leave it off: one of two 2-worker ``--models 8`` runs then did not reproduce the
-  1-worker table (rounding-level differences in the 3- and 4-predictor models; cause not
-  found);
-- PyMC's DataTree conversion: 0.23-0.44 (unchanged);
-- store: 0.46-0.51 (unchanged; Zstandard level 1; of it ``betas`` and ``rung_scaling``, the
-  stats that are constant after tuning, cost ~0.02 s each: they compress to nothing);
-- evidence: 0.8-0.9 (not counted as overhead).
+- sampling loop: 2.7-4.0 (both; tune 250);
+- compilation and set-up: 0.22-0.33 for a model whose structure an earlier model in the worker
+  had, 0.48-0.71 for a new structure (0.49-0.94 for every model at 885d9fd). The workers now
+  share compiled functions between models of one structure (``step_methods/_compile/
+  shared.py``); it had been left off after one 2-worker run gave a table ~1e-10 apart in
+  ``rung_loglik``. The cause is PyTensor's numba cache, with or without sharing: with
+  fastmath, a compiled function rounds differently when its numba kernels were compiled in
+  the process than when they were loaded from the on-disk cache (see shared.py's docstring);
+- PyMC's DataTree conversion: 0.08-0.29 (0.14-0.54): the workers' ``ChainTrace``
+  (``selection/_chain_trace.py``) records the per-rung stats into one array each, so PyMC
+  stacks nothing;
+- store: 0.23-0.41 (0.34-0.55): ``rung_accept`` and ``sampling_state``, which Zstandard
+  shrank by 16% and 7%, are written uncompressed (3.3 MB more per model, 37 MB);
+- evidence: 0.55-1.0 (not counted as overhead).
 
-Overhead per model ~1.5 s CPU (~2.0 s at 5f363f8): ~0.40 of the 250-tuning-step sampling
-loop (~0.21 of the old 1000-step one), short of the 0.10 target. What is left: the batched
-density's compilation for each new model (~0.4 s; shared between models, opt-in, above),
-the store's compression of ~124 MB of per-rung stats (~0.5 s), PyMC's conversion to a
-DataTree (~0.3 s), the prior sampler's compilation (~0.1 s), PyMC's ``assign_step_methods``
-building ``model.logp()`` although every variable has its step (~0.1 s).
+Overhead per model (medians of the rounds) 0.73-0.97 s CPU (1.13-1.41 s at 885d9fd): 0.23-0.28
+of the sampling loop (0.35-0.41), ~0.2 for a repeated structure. The 0.10 target (~0.35 s) is
+out of reach here; what is left, each measured: the store's Zstandard on the six per-rung
+stats that it shrinks 3-500x (~0.16 s more than writing them raw, which would add ~86 MB per
+model: 124 MB files), PyMC's conversion of ~124 MB of per-rung arrays into a DataTree
+(~0.1-0.2 s: copying every chain's arrays into one and building the Datasets), and a repeated
+structure's set-up (~0.25 s: the model's graphs, the prior sampler's compilation, PyMC's
+``assign_step_methods`` building ``model.logp()``), plus for a new structure the batched
+density's compilation (~0.4 s). Even with no compression at all the three would be ~0.5 s,
+~14% of the loop.
+
+Provisional wall run (``--models 8``, 2026-11-24, other jobs running): 1 worker 98.2 s,
+2 workers 58.7 s (1.67x), tables identical; overhead 0.250 of the sampling loop
+(compilation/set-up 0.147, store 0.102, scheduling 0.000); killed after 4 of 8 stored, the
+rerun loaded 4 untouched and gave the identical table.
 
 Run: ``python benchmarks/bench_scale.py [--models 64] [--settings default|example]``, or
-``python benchmarks/bench_scale.py --cpu 6`` for the CPU split (no cluster, no store kept).
+``python benchmarks/bench_scale.py --cpu 4`` for the CPU split (no cluster, no store kept).
 """
 
 import argparse
