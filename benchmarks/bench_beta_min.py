@@ -16,7 +16,6 @@ with ``tune = draws / 4`` (the default ratio) unless a SETTING says. Per setting
 mean MCSE, coverage of 2 MCSE, CPU seconds (``time.process_time()``).
 """
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -59,11 +58,7 @@ def extra(setting):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("problem", choices=list(bench_smc.PROBLEMS))
-    parser.add_argument("settings", nargs="+")
-    parser.add_argument("--seeds", type=int, default=8)
-    parser.add_argument("--first-seed", type=int, default=0)
+    parser = tune.settings_parser()
     parser.add_argument("--draws", type=int, default=1000)
     args = parser.parse_args()
     model, exact = bench_smc.PROBLEMS[args.problem]()

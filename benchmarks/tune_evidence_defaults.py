@@ -96,13 +96,18 @@ def summary(label, names, rows):
         )
 
 
-def main():
+def settings_parser() -> argparse.ArgumentParser:
+    """The command line shared with ``bench_beta_min.py``: a problem, settings, seeds."""
     parser = argparse.ArgumentParser()
     parser.add_argument("problem", choices=list(bench_smc.PROBLEMS))
     parser.add_argument("settings", nargs="+")
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--first-seed", type=int, default=0)
-    args = parser.parse_args()
+    return parser
+
+
+def main():
+    args = settings_parser().parse_args()
     model, exact = bench_smc.PROBLEMS[args.problem]()
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     rows = {s: [] for s in args.settings}

@@ -129,6 +129,15 @@ def rung_loglik_z(idata):
     return max(z)
 
 
+def run_steps(step, point, n):
+    """``n`` calls of ``step.step`` from ``point``: the list of ``(point, stats)``."""
+    out = []
+    for _ in range(n):
+        point, stats = step.step(point)
+        out.append((point, stats))
+    return out
+
+
 def recompiled(kernel, **replacements):
     """``kernel`` (a numba function) compiled again with some of the functions it calls
     replaced: how a test plants a bug in the rule that production runs.

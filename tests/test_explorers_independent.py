@@ -8,6 +8,7 @@ import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
+from helpers import run_steps
 
 from pymc_tempering.exact import two_mode_model
 from pymc_tempering.kernels import independence
@@ -108,14 +109,6 @@ def test_two_mode_weights_at_the_top_rung():
     assert _imh_accept(idata)[-1] > 0.5
 
 
-def _steps(step, point, n):
-    out = []
-    for _ in range(n):
-        point, stats = step.step(point)
-        out.append((point, stats))
-    return out
-
-
 def _same(first, again):
     for (p1, s1), (p2, s2) in zip(first, again, strict=True):
         np.testing.assert_array_equal(p1["x"], p2["x"])
@@ -131,10 +124,10 @@ def test_a_restored_state_repeats_the_draws_with_the_fit_in_use(gaussian):
     with gaussian:
         step = ExchangeMC(n_rungs=4, explorer="independent")
     step.setup_chain(np.random.default_rng(4), tune=200, draws=50)
-    point = _steps(step, gaussian.initial_point(), 170)[-1][0]
+    point = run_steps(step, gaussian.initial_point(), 170)[-1][0]
     assert step.scales.independence.fit is not None and not step.scales.independence.final
     point = _check_restore(step, point)  # sweeps 170-176, twice
-    point = _steps(step, point, 24)[-1][0]
+    point = run_steps(step, point, 24)[-1][0]
     assert step.sweep == 200 and step.scales.independence.final
     step.stop_tuning()
     _check_restore(step, point)
@@ -142,9 +135,9 @@ def test_a_restored_state_repeats_the_draws_with_the_fit_in_use(gaussian):
 
 def _check_restore(step, point):
     state = step.sampling_state
-    first = _steps(step, point, 6)
+    first = run_steps(step, point, 6)
     step.sampling_state = codec.decode(codec.encode(state))
-    _same(first, _steps(step, point, 6))
+    _same(first, run_steps(step, point, 6))
     return first[-1][0]
 
 

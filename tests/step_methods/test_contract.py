@@ -17,7 +17,7 @@ import numpy as np
 import pymc as pm
 import pytensor
 import pytest
-from helpers import normal_model
+from helpers import normal_model, run_steps
 from pymc.step_methods.compound import Competence
 from pymc.util import get_value_vars_from_user_vars
 
@@ -149,14 +149,6 @@ def _check_draw_stats(cls, stats):
 
 
 # -- sampling_state ------------------------------------------------------------------------------
-def _steps(step, point, n):
-    out = []
-    for _ in range(n):
-        point, stats = step.step(point)
-        out.append((point, stats))
-    return out
-
-
 def _assert_same_steps(case, first, again, what):
     for i, ((p1, s1), (p2, s2)) in enumerate(zip(first, again, strict=True)):
         _check_draw_stats(case.cls, s1)
@@ -184,11 +176,11 @@ def test_a_restored_sampling_state_repeats_draws_and_stats_bit_for_bit(compiled)
     step.setup_chain(np.random.default_rng(4), tune=60, draws=40)
     point = model.initial_point()
     for phase in ("tuning", "tuned"):
-        point = _steps(step, point, 28)[-1][0]
+        point = run_steps(step, point, 28)[-1][0]
         state = step.sampling_state
-        first = _steps(step, point, 5)
+        first = run_steps(step, point, 5)
         step.sampling_state = state
-        again = _steps(step, point, 5)
+        again = run_steps(step, point, 5)
         _assert_same_steps(case, first, again, phase)
         point = again[-1][0]
         step.stop_tuning()
@@ -200,9 +192,9 @@ def test_setup_chain_alone_restarts_the_chain(compiled):
     with the same generator repeats the first chain's draws."""
     case, model, step = compiled
     step.setup_chain(np.random.default_rng(5), tune=60, draws=40)
-    first = _steps(step, model.initial_point(), 50)
+    first = run_steps(step, model.initial_point(), 50)
     step.setup_chain(np.random.default_rng(5), tune=60, draws=40)
-    again = _steps(step, model.initial_point(), 50)
+    again = run_steps(step, model.initial_point(), 50)
     _assert_same_steps(case, first, again, "second chain")
 
 
@@ -211,7 +203,7 @@ def test_exchange_cached_proposal_scale_follows_a_restored_state():
     with model:
         step = ExchangeMC(n_rungs=4, compile_kwargs=FAST)
     step.setup_chain(np.random.default_rng(0), tune=10, draws=10)
-    _steps(step, model.initial_point(), 3)
+    run_steps(step, model.initial_point(), 3)
     state = step.sampling_state
     state.scales = state.scales._replace(
         log_scaling=state.scales.log_scaling + 0.5, param_scale=state.scales.param_scale * 2.0
