@@ -26,7 +26,6 @@ from pymc_tempering.evidence import EvidenceWarning
 from pymc_tempering.exact import lecture_log_evidence
 from pymc_tempering.selection import compare_models
 from pymc_tempering.selection._worker import model_seed
-from pymc_tempering.step_methods._compile import shared
 
 distributed = pytest.importorskip("distributed")
 
@@ -70,11 +69,10 @@ def pool():
 
 def test_rows_are_marginal_likelihood_runs_with_name_seeds(reference):
     """Each row is marginal_likelihood on that model with the seed from (random_seed, name),
-    with the densities compiled as the workers compile them (shared between models, whose
-    numbers agree with a plain compile's up to rounding: _compile/shared.py)."""
+    bit for bit (the workers compile each model's densities as a plain run does)."""
     assert set(reference.index) == set(sm.builders()) and not reference.error.any()
     name = "b=1.0"
-    with warnings.catch_warnings(), shared.sharing():
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvidenceWarning)
         direct = marginal_likelihood(
             sm.lecture_model(1.0), random_seed=model_seed(SEED, name), cores=1, **sm.SETTINGS
@@ -96,7 +94,7 @@ def test_method_ranks_by_the_estimator_named(reference):
     table = run(sm.builders(), method="bar")
     assert (table.method == "bennett_acceptance_ratio").all()
     name = "b=1.0"
-    with warnings.catch_warnings(), shared.sharing():
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvidenceWarning)
         direct = marginal_likelihood(
             sm.lecture_model(1.0), random_seed=model_seed(SEED, name), cores=1,

@@ -148,22 +148,20 @@ def _chain_traces(model, settings) -> dict:
 
 @contextmanager
 def _quick_graphs():
-    """A model's set-up as cheap as it goes: compiled batched densities and trace functions
-    shared between models of one structure
-    (:func:`pymc_tempering.step_methods._compile.shared.sharing`: ~0.5 s less CPU for every
-    model whose structure an earlier model in the process had), and no creation stack kept on
-    each new PyTensor variable (``traceback__limit=0``: about 20% of building a model's graphs;
-    PyTensor's messages then lack the "Backtrace when the node is created" lines).
+    """A model's set-up without a creation stack kept on each new PyTensor variable
+    (``traceback__limit=0``: about 20% of building a model's graphs; PyTensor's messages then
+    lack the "Backtrace when the node is created" lines).
 
-    The numbers do not depend on which models ran before in the process (tests:
-    test_compile_cache, test_selection). They do depend, at rounding level, on PyTensor's
-    numba cache, with or without sharing: see the module docstring of
-    :mod:`pymc_tempering.step_methods._compile.shared`."""
+    Compiled functions shared between models of one structure
+    (:func:`pymc_tempering.step_methods._compile.shared.sharing`, ~0.5 s less CPU for every
+    model whose structure an earlier model in the process had) stay off here: with them on,
+    a quiet ``benchmarks/bench_scale.py --models 64`` run (2026-11-24) gave 42 of 64 models
+    whose stats differed between 1 and 2 workers at rounding level (accept probabilities
+    ~1e-12, scalings ~1e-14), and the table must be the same on any number of workers. The
+    cause is not known (see :mod:`pymc_tempering.step_methods._compile.shared`)."""
     import pytensor
 
-    from pymc_tempering.step_methods._compile import shared
-
-    with shared.sharing(), pytensor.config.change_flags(traceback__limit=0):
+    with pytensor.config.change_flags(traceback__limit=0):
         yield
 
 
