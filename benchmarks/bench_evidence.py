@@ -228,9 +228,13 @@ def main():
     parser.add_argument("--smc-mbar", action="store_true", help="section 4 with MBAR too")
     parser.add_argument("--smc-ladder", choices=["geometric", "adaptive"], default="geometric",
                         help="section 4: marginal_likelihood's ladder=")  # fmt: skip
+    parser.add_argument("--smc-explorer", choices=["rwm", "independent", "mala"], default=None,
+                        help="section 4: step_kwargs={'explorer': ...}")  # fmt: skip
     args = parser.parse_args()
     print(f"pymc {pm.__version__}; one process; wall times include compilation")
     bench_smc.OURS["ladder"] = args.smc_ladder
+    if args.smc_explorer is not None:
+        bench_smc.OURS["step_kwargs"] = {"explorer": args.smc_explorer}
     if args.smc_only:
         bench_smc.equal_time(args.problems, args.budgets, args.smc_seeds, args.smc_mbar)
         return

@@ -205,6 +205,7 @@ def equal_time(problems, budgets, n_seeds, mbar=False):
         f"--smc-seeds {n_seeds} --budgets {budgets_arg} --problems {' '.join(problems)}"
         + (" --smc-mbar" if mbar else "")
         + f" --smc-ladder {OURS.get('ladder', 'geometric')}"
+        + "".join(f" --smc-explorer {v}" for v in OURS.get("step_kwargs", {}).values())
     )
     print("err bar: ours the reported MCSE; SMC the sd of its 2 chains' estimates / sqrt(2).")
     print("cover: share of seeds with |error| < 2 err bars; warned: runs with an EvidenceWarning.")

@@ -360,23 +360,23 @@ def _flipped_swap_ratio(beta_lower, beta_upper, loglik_lower, loglik_upper):
     return (beta_upper - beta_lower) * (loglik_upper - loglik_lower)
 
 
-@pytest.mark.parametrize("explorer", ["rwm", None])
+@pytest.mark.parametrize("explorer", ["rwm", "independent"])
 def test_sign_flipped_swap_rule_is_caught(lecture_run, monkeypatch, explorer):
     """The issue text's ``exp(-Delta)`` with the sign of the ratio flipped: rungs are wrong.
     Planted in the compiled rule that every sweep runs (pymc_tempering.kernels.rules). With
-    the random walk every estimate misses; with the evidence default (``explorer=None``:
-    independence moves in turn with the walk, which partly repair each rung's law) each
+    the random walk (the default) every estimate misses; with ``explorer="independent"``
+    (independence moves in turn with the walk, which partly repair each rung's law) each
     estimate misses or carries a warning."""
     x, _, _ = lecture_run
     broken = recompiled(fused.sweep_kernel, log_swap_ratio=_flipped_swap_ratio)
     monkeypatch.setattr(fused, "sweep_kernel", broken)
-    step_kwargs = {} if explorer is None else {"explorer": explorer}
+    step_kwargs = {"explorer": explorer}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ev.EvidenceWarning)
         result, idata = _run(targets.lecture_model(x), seed=11, n_rungs=64, beta_min=1e-6,
                              step_kwargs=step_kwargs)  # fmt: skip
     ok, err = _within(result, targets.lecture_log_evidence(x))
-    if explorer is None:
+    if explorer == "independent":
         flagged = ~ok | (result.warning.values != "")
         assert flagged.all(), (err, result.mcse.values, result.warning.values)
         return

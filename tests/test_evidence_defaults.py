@@ -196,39 +196,3 @@ def test_the_default_tuning_is_a_quarter_of_the_draws():
     err = result.log_marginal_likelihood.values - targets.lecture_log_evidence(x)
     assert np.all(np.abs(err) < 4 * result.mcse.values), (err, result.mcse.values)
     assert not [w for w in caught if issubclass(w.category, pmt.EvidenceWarning)]
-
-
-def test_the_default_explorer_is_independent_where_it_was_measured(monkeypatch):
-    """``explorer="independent"`` by default on the fixed ladder for continuous models of at
-    most INDEPENDENT_MAX_PARAMS parameters; the user's explorer, an adaptive ladder, discrete
-    variables or a larger model keep ExchangeMC's default. A default run passes it on."""
-    from pymc_tempering import evidence_sampling
-    from pymc_tempering.evidence_sampling import INDEPENDENT_MAX_PARAMS, _default_explorer
-
-    model = targets.lecture_model(targets.lecture_data())
-    assert _default_explorer(model, None, "geometric") == {"explorer": "independent"}
-    assert _default_explorer(model, {"explorer": "rwm"}, "geometric") == {"explorer": "rwm"}
-    assert "explorer" not in _default_explorer(model, None, "adaptive")
-    assert "explorer" not in _default_explorer(model, {"ladder": "adaptive"}, "geometric")
-    with pm.Model() as discrete:
-        k = pm.Poisson("k", 3.0)
-        pm.Normal("y", k, 1.0, observed=[2.0])
-    assert "explorer" not in _default_explorer(discrete, None, "geometric")
-    for size, chosen in [(INDEPENDENT_MAX_PARAMS, True), (INDEPENDENT_MAX_PARAMS + 1, False)]:
-        with pm.Model() as wide:
-            mu = pm.Normal("mu", 0.0, 1.0, shape=size)
-            pm.Normal("y", mu.sum(), 1.0, observed=[0.5])
-        assert ("explorer" in _default_explorer(wide, None, "geometric")) is chosen
-
-    seen = []
-
-    class Spy(evidence_sampling.ExchangeMC):
-        def __init__(self, *args, **kwargs):
-            seen.append(kwargs.get("explorer"))
-            super().__init__(*args, **kwargs)
-
-    monkeypatch.setattr(evidence_sampling, "ExchangeMC", Spy)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", pmt.EvidenceWarning)
-        marginal_likelihood(model, random_seed=1, **(SMALL | {"draws": 50, "tune": 60}), **QUIET)
-    assert seen == ["independent"]
