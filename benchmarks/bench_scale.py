@@ -19,9 +19,10 @@ subset sizes. Three measurements:
    unchanged), and the table against the uninterrupted run's.
 
 ``--settings default`` (the default) uses marginal_likelihood's defaults, what a user types:
-256 rungs, 8 chains x 1000 draws after 250 tuning steps (1000 before 2026-11-23's af092b6),
-about 6-8 s of wall time per model on 1 worker of this 2-core machine; 64 models take ~8 min
-per worker count; try ``--models 8`` first. ``--settings example`` uses example 07's 64 rungs
+the ladder from ``beta_min="auto"`` (256 rungs from 2**-30 before 2026-11-24), 8 chains x 1000
+draws after 250 tuning steps (1000 before 2026-11-23's af092b6), about 6-10 s of wall time per
+model on 1 worker of this 2-core machine; 64 models take ~8-11 min per worker count; try
+``--models 8`` first. ``--settings example`` uses example 07's 64 rungs
 (same draws, a quarter of the rungs).
 
 Per model in CPU seconds of the main thread (``--cpu 4``: ``time.thread_time`` of
@@ -32,12 +33,13 @@ ran: provisional; ranges over 4 models x 3 rounds):
 
 - sampling loop: 2.7-4.0 (both; tune 250);
 - compilation and set-up: 0.22-0.33 for a model whose structure an earlier model in the worker
-  had, 0.48-0.71 for a new structure (0.49-0.94 for every model at 885d9fd). The workers now
-  share compiled functions between models of one structure (``step_methods/_compile/
-  shared.py``); it had been left off after one 2-worker run gave a table ~1e-10 apart in
-  ``rung_loglik``. The cause is PyTensor's numba cache, with or without sharing: with
-  fastmath, a compiled function rounds differently when its numba kernels were compiled in
-  the process than when they were loaded from the on-disk cache (see shared.py's docstring);
+  had, 0.48-0.71 for a new structure (0.49-0.94 for every model at 885d9fd), with compiled
+  functions shared between models of one structure (``step_methods/_compile/shared.py``).
+  The workers leave that sharing off: the quiet 64-model run with it on (2026-11-24: 1 worker
+  680.8 s, 2 workers 388.4 s, 1.75x, overhead 0.179 of a 9.6 s loop) gave tables that differed
+  between 1 and 2 workers in 42 of 64 models at rounding level (accept ~1e-12); cause not
+  known (shared.py's docstring). Without it, ``--models 16`` and ``--models 8`` (busy,
+  2026-11-24): tables identical, overhead 0.25-0.29, resume identical (8);
 - PyMC's DataTree conversion: 0.08-0.29 (0.14-0.54): the workers' ``ChainTrace``
   (``selection/_chain_trace.py``) records the per-rung stats into one array each, so PyMC
   stacks nothing;
