@@ -16,9 +16,10 @@ Routes, per seed s (random_seed=s, cores=1; the MCSE does not depend on cores):
   tune=1000, chains=4)``, the step built once per model and reused across seeds (a reused step
   gives the trace a fresh step gives for the same seed: checked at the start of every sampling
   run), then ``pmt.thermodynamic_integration`` and ``pmt.stepping_stone``;
-* default: ``pmt.marginal_likelihood(model, random_seed=s)`` (256 rungs, 8 chains, 250 tuning
-  + 1000 draws; runs saved before the default ``tune`` fell from 1000 to 250 are the old
-  defaults: keep them apart with ``--output``);
+* default: ``pmt.marginal_likelihood(model, random_seed=s)``, whatever its defaults are when
+  run (now: ``beta_min="auto"``, 8 chains, independence proposals per rung, 500 tuning + 1000
+  draws; runs saved under earlier defaults are kept and reported as they are: keep them apart
+  with ``--output``);
 * adaptive: the same with ``ladder="adaptive"`` (rungs re-placed for the evidence during
   tuning, per chain);
 * chains2, chains4 (opt-in with ``--routes``): the same with ``chains=2`` and ``chains=4``,

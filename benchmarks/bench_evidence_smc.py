@@ -8,7 +8,9 @@ Per problem, a timed pilot of ``marginal_likelihood`` (its defaults, two draw co
 overhead (compilation, the default estimator's fixed cost) and its cost per draw. Then per
 budget and seed: ``pm.sample_smc(draws=2000 * budget)`` with its other defaults (2 chains),
 timed from the call to the result; then ``marginal_likelihood`` with its defaults but
-``draws = d`` and ``tune = d / 4`` (the defaults' ratio, 250 / 1000; at least 100), ``d``
+``draws = d`` and ``tune`` in the defaults' ratio to the 1000 draws (500 with the
+independence explorer, the default on these problems; 250 with ``--smc-explorer rwm``; at
+least 100), ``d``
 filling SMC's wall time of that seed (at least 100), timed the same way. Both run with
 ``cores=1`` in this process, one after the other, so the machine's load hits both. Our
 estimators come from the same run: a method's wall time is the run's (sampling and the default
@@ -32,7 +34,12 @@ import targets
 
 from pymc_tempering import evidence as ev
 from pymc_tempering.evidence_methods import evidence_by_method, resolve_methods
-from pymc_tempering.evidence_sampling import DEFAULT_METHODS, TUNE_PER_DRAW
+from pymc_tempering.evidence_sampling import (
+    DEFAULT_METHODS,
+    _default_explorer,
+    _evidence_step_kwargs,
+    default_tune,
+)
 from pymc_tempering.exact import two_mode_log_evidence, two_mode_model
 
 logging.getLogger("pymc").setLevel(logging.ERROR)
@@ -44,12 +51,14 @@ PILOT_DRAWS = (100, 600)
 OURS = {}
 
 
-def _tune(draws):
-    """``marginal_likelihood``'s default ratio of ``tune`` to ``draws`` (at least 100: two
-    tuning windows); ``tune = draws`` on the adaptive ladder (its default 1000 of 1000)."""
-    if OURS.get("ladder") == "adaptive":
-        return draws
-    return max(int(round(TUNE_PER_DRAW * draws)), 100)
+def _tune(model, draws):
+    """``marginal_likelihood``'s default ratio of ``tune`` to its default 1000 draws, for the
+    explorer and ladder it would use on ``model`` (:func:`default_tune`), times ``draws``
+    (at least 100: two tuning windows)."""
+    ladder = OURS.get("ladder", "geometric")
+    kwargs = _default_explorer(model, OURS.get("step_kwargs"), ladder)
+    ratio = default_tune(_evidence_step_kwargs(kwargs, 256, 2.0**-30, ladder)) / 1000
+    return max(int(round(ratio * draws)), 100)
 
 
 def _two_mode_10d():
@@ -110,7 +119,7 @@ def ours_run(model, seed, draws, methods=METHODS) -> tuple[dict[str, Estimate], 
         _, idata = ev.marginal_likelihood(
             model,
             draws=draws,
-            tune=_tune(draws),
+            tune=_tune(model, draws),
             random_seed=seed,
             cores=1,
             return_idata=True,
@@ -141,7 +150,7 @@ def pilot(model) -> tuple[float, float]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 ev.marginal_likelihood(
-                    model, draws=draws, tune=_tune(draws), random_seed=seed, cores=1, **OURS
+                    model, draws=draws, tune=_tune(model, draws), random_seed=seed, cores=1, **OURS
                 )
             times.append(time.perf_counter() - start)
         walls[draws] = min(times)
@@ -196,7 +205,9 @@ def equal_time(problems, budgets, n_seeds, mbar=False):
         print(header + f"{'wall s':>8}{'warned':>8}")
         for budget in budgets:
             rows, draws = _cell(model, exact, budget, seeds, cost, methods)
-            print(f"-- SMC x{budget}; our draws per chain {min(draws)}-{max(draws)}, tune 1/4")
+            tune = _tune(model, 1000) / 1000
+            print(f"-- SMC x{budget}; our draws per chain {min(draws)}-{max(draws)}, "
+                  f"tune {tune:g} of the draws")  # fmt: skip
             print("\n".join(rows))
         print()
     budgets_arg = " ".join(str(b) for b in budgets)

@@ -26,6 +26,13 @@ DEFAULT_METHODS = ("ti", "ss")
 #: the default ``tune`` over the default ``draws``: on the fixed ladder tuning only sets the
 #: rungs' proposal scales (windows of 50 and 100 sweeps, then frozen)
 TUNE_PER_DRAW = 0.25
+#: the same with independence proposals per rung (the default explorer): they are fitted in
+#: the first half of tuning and the second half mixes with them before the draws
+TUNE_PER_DRAW_FITTED = 0.5
+#: the largest model (continuous parameters) whose evidence run uses independence proposals
+#: per rung by default (``ExchangeMC(explorer="independent")``): measured at 2, 3 and 10
+#: parameters; a fitted t's covariance needs many more draws per rung than parameters
+INDEPENDENT_MAX_PARAMS = 20
 #: the default ``tune`` of an adaptive ladder, which tuning also places: the setting its
 #: measurements (and its caveat) were made at
 ADAPTIVE_LADDER_TUNE = 1000
@@ -102,31 +109,19 @@ def marginal_likelihood(
         ``step_kwargs`` with ``betas`` or ``ladder`` replaces both (with ``ladder="adaptive"``
         there, this ladder is where tuning starts and ``n_rungs`` in ``step_kwargs`` wins).
     draws, tune, chains : int, default 1000, None, 8
-        Passed to ``pm.sample``; ``tune=None`` is 250 on the fixed ladder and 1000
-        (:data:`ADAPTIVE_LADDER_TUNE`) on an adaptive one, whose rungs tuning also places.
-        Eight chains let the MCSE see variation slower than a chain
+        Passed to ``pm.sample``. ``tune=None`` is 500 (:data:`TUNE_PER_DRAW_FITTED` of the
+        default draws) with the independence explorer (the default, below), 250
+        (:data:`TUNE_PER_DRAW`) with another explorer on the fixed ladder, and 1000
+        (:data:`ADAPTIVE_LADDER_TUNE`) on an adaptive ladder, whose rungs tuning also places.
+        With the independence explorer the proposals are fitted at sweep 150 of the 500 and
+        the rest of tuning mixes with them: after 250 sweeps the egg box's draws started out
+        of equilibrium (``benchmarks/bench_burn_in.py``). For a smaller error raise ``draws``
+        and ``tune`` together. Eight chains let the MCSE see variation slower than a chain
         (see :func:`pymc_tempering.kernels.mcse.mean_mcse`); with fewer than 4 the error bars
         can be 1.2-1.5x too small on multimodal targets (coverage 0.86 instead of 0.95 on the
-        egg box). On the fixed ladder tuning only sets the rungs' proposal scales, so
-        ``tune = draws / 4`` (:data:`TUNE_PER_DRAW`) gives the MCSE of ``tune = draws`` for
-        30% less CPU time (measured on the fixed 256 rungs from ``2**-30``: radiata pine, 8
-        seeds: MCSE 0.028 vs 0.027, 3.5 vs 5.0 s; egg box,
-        20 seeds: rms error 0.043 as before, coverage of 1.96 MCSE 1.00); for a smaller error
-        raise ``draws`` and ``tune`` together. Measured (``benchmarks/tune_evidence_defaults.py``,
-        CPU seconds, ``cores=1``, against ``pm.sample_smc``'s defaults on the same seeds): on
-        radiata pine 256 rungs beat 64 and 128 rungs at equal CPU time, and ``proposal="dense"``
-        cost more than it gained; on the 10-D two-mode target 64 rungs with more draws were no
-        better. On that fixed ladder, rms error x sqrt(median CPU seconds) over seeds (lower is
-        better) was 0.033 (18 seeds, 3.5 s) against ``pm.sample_smc``'s 0.053 (20 seeds,
-        2.4 s) on radiata pine, and 0.128 (3.8 s) against 0.129 (7.0 s) on the two-mode target
-        (16 seeds each); at SMC's own CPU time on radiata (``draws=500, tune=125``, 2.0 s,
-        seeds 0-9) rms error 0.031 against SMC's 0.030: about equal accuracy per CPU second,
-        with error bars that covered every seed (SMC's: 0.75 of them). With the ``"auto"``
-        ladder near SMC's CPU time (seeds 400-407): radiata rms error 0.023 (``draws=1100``,
-        2.6 s) against SMC's 0.036 (1.8 s), 0.037 vs 0.048 per sqrt(CPU second), covering
-        every seed (SMC: 0.75); the two-mode target 0.069 (``draws=2400``, 5.1 s) against
-        SMC's 0.048 (5.3 s), 0.158 vs 0.110: SMC is still 1.4x more accurate there (2x the
-        CPU time to match it).
+        egg box). The measurements behind these defaults, against ``pm.sample_smc`` at equal
+        wall time among them, are in the README (section "BAR and MBAR: every rung's draws for
+        log Z").
     random_seed : int, optional
         Passed to ``pm.sample``; the same seed gives the same result.
     method : str or sequence of str, default ("ti", "ss")
@@ -139,15 +134,13 @@ def marginal_likelihood(
     step_kwargs : dict, optional
         Further arguments of :class:`pymc_tempering.ExchangeMC` (``betas``, ``ladder``,
         ``ladder_objective``, ``adapt_n_rungs``, ``sweeps_per_draw``, ``target_accept``, ...).
-        ``{"explorer": "independent"}`` (continuous models): each rung's proposal is a t (or
-        a two-component t mixture) fitted to its tuning draws, and the sweeps alternate
-        independence Metropolis-Hastings moves with the random walk. At equal CPU time it cut
-        TI's variance 2-3x on the 10-D two-mode target and 3-8x on radiata pine, with error
-        bars that covered (``benchmarks/bench_independent_explorer.py``, 8-16 seeds), and beat
-        ``pm.sample_smc`` at equal wall time on both (``benchmarks/bench_evidence.py
-        --smc-only --smc-explorer independent``). It is not the default: on the egg box (many
-        modes) its mean error over 50 seeds was -0.022 (3.4 standard errors from 0) against an
-        MCSE of 0.049, coverage of 1.96 MCSE 0.90 (the random walk's: +0.002, 0.94).
+        ``explorer`` defaults to ``"independent"`` on the fixed ladder for continuous models of
+        at most 20 parameters (:data:`INDEPENDENT_MAX_PARAMS`): each rung's proposal is a t
+        (or a two-component t mixture) fitted to its tuning draws, and after tuning the
+        sweeps alternate independence Metropolis-Hastings moves with the random walk
+        (:class:`pymc_tempering.step_methods.explorers.Independent`). Elsewhere (an adaptive
+        ladder, discrete variables, more parameters), or with ``explorer="rwm"``,
+        ExchangeMC's random walk.
     return_idata : bool, default False
         Also return the sampled DataTree.
     **sample_kwargs
@@ -178,6 +171,7 @@ def marginal_likelihood(
     methods = resolve_methods(method)
     model = modelcontext(model)
     refuse_minibatch(model, "marginal_likelihood")
+    step_kwargs = _default_explorer(model, step_kwargs, ladder)
     beta_min = _resolve_beta_min(beta_min, model, step_kwargs, random_seed)
     n_rungs = _resolve_n_rungs(n_rungs, beta_min)
     step_kwargs = _evidence_step_kwargs(step_kwargs, n_rungs, beta_min, ladder)
@@ -227,13 +221,34 @@ def _result(estimates: dict) -> xr.Dataset:
 
 
 def default_tune(step_kwargs: dict) -> int:
-    """:func:`marginal_likelihood`'s ``tune=None``: :data:`TUNE_PER_DRAW` of the default 1000
-    draws on a fixed ladder, :data:`ADAPTIVE_LADDER_TUNE` where ExchangeMC's ``ladder`` adapts
-    (``step_kwargs`` as :func:`_evidence_step_kwargs` returns them). ``draws`` does not enter:
-    raise ``tune`` with it for a smaller error."""
+    """:func:`marginal_likelihood`'s ``tune=None``: :data:`ADAPTIVE_LADDER_TUNE` where
+    ExchangeMC's ``ladder`` adapts, else :data:`TUNE_PER_DRAW_FITTED` (independence
+    proposals) or :data:`TUNE_PER_DRAW` of the default 1000 draws (``step_kwargs`` as
+    :func:`_evidence_step_kwargs` returns them). ``draws`` does not enter: raise ``tune``
+    with it for a smaller error."""
     if step_kwargs.get("ladder") == "adaptive":
         return ADAPTIVE_LADDER_TUNE
+    if step_kwargs.get("explorer") == "independent":
+        return int(TUNE_PER_DRAW_FITTED * 1000)
     return int(TUNE_PER_DRAW * 1000)
+
+
+def _default_explorer(model, step_kwargs, ladder) -> dict:
+    """``step_kwargs`` with ExchangeMC's ``explorer`` chosen for the evidence where the user
+    did not choose one: ``"independent"`` (independence proposals fitted per rung, in turn
+    with the random walk) on the fixed ladder for models of at most
+    :data:`INDEPENDENT_MAX_PARAMS` continuous parameters; otherwise ExchangeMC's default.
+    Not on an adaptive ladder (rungs still moving when the proposals are fitted; not
+    measured) nor with discrete variables (which it cannot move)."""
+    step_kwargs = dict(step_kwargs or {})
+    if "explorer" in step_kwargs or "adaptive" in (ladder, step_kwargs.get("ladder")):
+        return step_kwargs
+    if model.discrete_value_vars:
+        return step_kwargs
+    n_params = sum(int(np.size(value)) for value in model.initial_point().values())
+    if n_params <= INDEPENDENT_MAX_PARAMS:
+        step_kwargs["explorer"] = "independent"
+    return step_kwargs
 
 
 def _evidence_step_kwargs(step_kwargs, n_rungs, beta_min, ladder="geometric") -> dict:

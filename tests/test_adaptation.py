@@ -44,6 +44,43 @@ def test_no_window_ends_after_80_percent_of_tuning():
     np.testing.assert_array_equal(tuning.param_scale, 1.0)
 
 
+def _fit_events(tune_sweeps, n_rungs=3, n_params=2):
+    """The sweeps at whose end the independence proposals were (re)fitted or frozen, and the
+    window ends, over ``tune_sweeps`` tuning sweeps of Gaussian replicas."""
+    rng = np.random.default_rng(0)
+    tuning = ad.init_scale_tuning(n_rungs, n_params, 0.0, fit=True)
+    fits, windows = [], []
+    for sweep in range(tune_sweeps):
+        before = tuning
+        x = rng.standard_normal((n_rungs, n_params))
+        accept = np.full(n_rungs, 0.4)
+        tuning = ad.tune_scales(tuning, sweep, accept, x, 0.4, tune_sweeps, False)
+        if tuning.independence.fit is not before.independence.fit:
+            fits.append((sweep + 1, tuning.independence.final))
+        if tuning.window_end != before.window_end:
+            windows.append(sweep + 1)
+    return fits, windows
+
+
+@pytest.mark.parametrize(
+    "tune_sweeps, fits, windows",
+    [
+        # the default 500: windows end at 50 and 150 (350 > half), fitted at 150, frozen at 500
+        (500, [(150, False), (500, True)], [50, 150]),
+        # 1000: windows to 350, fitted there
+        (1000, [(350, False), (1000, True)], [50, 150, 350]),
+        # 200: the window at 50 has no draws behind it: fitted halfway
+        (200, [(100, False), (200, True)], [50]),
+    ],
+)
+def test_independence_fits_end_in_the_first_half_of_tuning(tune_sweeps, fits, windows):
+    """With independence proposals the scale windows and the first fit end within
+    FIT_WINDOW_FRACTION of tuning, so that the rest of tuning mixes with a fixed fit before
+    the draws; the frozen fit is made at the last tuning sweep."""
+    assert ad.FIT_WINDOW_FRACTION == 0.5
+    assert _fit_events(tune_sweeps) == (fits, windows)
+
+
 def test_ladder_round_accumulates_and_ends():
     rnd = ad.init_ladder_round(4, 6400)  # first round: max(32, 6400 / 64) = 100 sweeps
     assert (rnd.end, rnd.length) == (100, 100)

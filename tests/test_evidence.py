@@ -364,9 +364,9 @@ def _flipped_swap_ratio(beta_lower, beta_upper, loglik_lower, loglik_upper):
 def test_sign_flipped_swap_rule_is_caught(lecture_run, monkeypatch, explorer):
     """The issue text's ``exp(-Delta)`` with the sign of the ratio flipped: rungs are wrong.
     Planted in the compiled rule that every sweep runs (pymc_tempering.kernels.rules). With
-    the random walk (the default) every estimate misses; with ``explorer="independent"``
-    (independence moves in turn with the walk, which partly repair each rung's law) each
-    estimate misses or carries a warning."""
+    the random walk every estimate misses; with ``explorer="independent"`` (the evidence
+    default: independence moves in turn with the walk, which partly repair each rung's law)
+    each estimate misses or carries a warning."""
     x, _, _ = lecture_run
     broken = recompiled(fused.sweep_kernel, log_swap_ratio=_flipped_swap_ratio)
     monkeypatch.setattr(fused, "sweep_kernel", broken)

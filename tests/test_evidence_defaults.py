@@ -159,25 +159,33 @@ def test_the_step_record_is_read_from_the_first_chunks_only():
     assert saved_step(idata["sample_stats"].to_dataset().drop_vars("sampling_state")) is None
 
 
-def test_the_default_tuning_is_a_quarter_of_the_draws():
-    """``tune=None`` is ``TUNE_PER_DRAW`` of the default draws on the fixed ladder (250 of
-    1000: there tuning only sets proposal scales; ``benchmarks/tune_evidence_defaults.py``
-    measured the same MCSE per draw as ``tune = draws``, 30% cheaper) and 1000 on an adaptive
-    ladder, which tuning places. A run at the default ``tune`` with 400 draws: 250 tuning
-    sweeps recorded, TI and SS within 4 MCSE of the closed form, no warning."""
+def test_the_default_tuning_follows_the_explorer():
+    """``tune=None`` is ``TUNE_PER_DRAW_FITTED`` of the default draws with the independence
+    explorer (500 of 1000: its proposals are fitted in the first half of tuning and the
+    second half mixes with them; ``benchmarks/bench_burn_in.py``), ``TUNE_PER_DRAW`` with the
+    random walk on the fixed ladder (250: there tuning only sets proposal scales;
+    ``benchmarks/tune_evidence_defaults.py`` measured the same MCSE per draw as ``tune =
+    draws``, 30% cheaper) and 1000 on an adaptive ladder, which tuning places. A run at the
+    default ``tune`` with 400 draws: 500 tuning sweeps recorded, TI and SS within 4 MCSE of
+    the closed form, no warning."""
     import inspect
 
     from pymc_tempering.evidence_sampling import (
         ADAPTIVE_LADDER_TUNE,
         TUNE_PER_DRAW,
-        _evidence_step_kwargs,
+        TUNE_PER_DRAW_FITTED,
+        _default_explorer,
         default_tune,
     )
 
     defaults = {k: p.default for k, p in inspect.signature(marginal_likelihood).parameters.items()}
     assert defaults["tune"] is None
-    fixed = _evidence_step_kwargs(None, 256, 2.0**-30, "geometric")
-    assert default_tune(fixed) == TUNE_PER_DRAW * defaults["draws"] == 250
+    x = targets.lecture_data()
+    model = targets.lecture_model(x)
+    fitted = _evidence_step_kwargs(_default_explorer(model, None, "geometric"), 256, 2.0**-30)
+    assert default_tune(fitted) == TUNE_PER_DRAW_FITTED * defaults["draws"] == 500
+    walk = _evidence_step_kwargs({"explorer": "rwm"}, 256, 2.0**-30, "geometric")
+    assert default_tune(walk) == TUNE_PER_DRAW * defaults["draws"] == 250
     # an adaptive ladder is placed by tuning: it keeps the tuning it was measured with, by
     # either spelling
     for kwargs in [(None, "adaptive"), ({"ladder": "adaptive"}, "geometric")]:
@@ -185,14 +193,48 @@ def test_the_default_tuning_is_a_quarter_of_the_draws():
         assert default_tune(adaptive) == ADAPTIVE_LADDER_TUNE == 1000
     assert (defaults["n_rungs"], defaults["chains"], defaults["ladder"]) == ("auto", 8, "geometric")
     assert defaults["beta_min"] == "auto"  # tests/test_beta_min.py
-    x = targets.lecture_data()
     small = {k: v for k, v in SMALL.items() if k != "tune"}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pmt.EvidenceWarning)
-        result, idata = marginal_likelihood(
-            targets.lecture_model(x), random_seed=6, return_idata=True, **small, **QUIET
-        )
-    assert idata.sample_stats.attrs["tuning_steps"] == 250
+        result, idata = marginal_likelihood(model, random_seed=6, return_idata=True, **small,
+                                            **QUIET)  # fmt: skip
+    assert idata.sample_stats.attrs["tuning_steps"] == 500
     err = result.log_marginal_likelihood.values - targets.lecture_log_evidence(x)
     assert np.all(np.abs(err) < 4 * result.mcse.values), (err, result.mcse.values)
     assert not [w for w in caught if issubclass(w.category, pmt.EvidenceWarning)]
+
+
+def test_the_default_explorer_is_independent_where_it_was_measured(monkeypatch):
+    """``explorer="independent"`` by default on the fixed ladder for continuous models of at
+    most INDEPENDENT_MAX_PARAMS parameters; the user's explorer, an adaptive ladder, discrete
+    variables or a larger model keep ExchangeMC's default. A default run passes it on."""
+    from pymc_tempering import evidence_sampling
+    from pymc_tempering.evidence_sampling import INDEPENDENT_MAX_PARAMS, _default_explorer
+
+    model = targets.lecture_model(targets.lecture_data())
+    assert _default_explorer(model, None, "geometric") == {"explorer": "independent"}
+    assert _default_explorer(model, {"explorer": "rwm"}, "geometric") == {"explorer": "rwm"}
+    assert "explorer" not in _default_explorer(model, None, "adaptive")
+    assert "explorer" not in _default_explorer(model, {"ladder": "adaptive"}, "geometric")
+    with pm.Model() as discrete:
+        k = pm.Poisson("k", 3.0)
+        pm.Normal("y", k, 1.0, observed=[2.0])
+    assert "explorer" not in _default_explorer(discrete, None, "geometric")
+    for size, chosen in [(INDEPENDENT_MAX_PARAMS, True), (INDEPENDENT_MAX_PARAMS + 1, False)]:
+        with pm.Model() as wide:
+            mu = pm.Normal("mu", 0.0, 1.0, shape=size)
+            pm.Normal("y", mu.sum(), 1.0, observed=[0.5])
+        assert ("explorer" in _default_explorer(wide, None, "geometric")) is chosen
+
+    seen = []
+
+    class Spy(evidence_sampling.ExchangeMC):
+        def __init__(self, *args, **kwargs):
+            seen.append(kwargs.get("explorer"))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(evidence_sampling, "ExchangeMC", Spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pmt.EvidenceWarning)
+        marginal_likelihood(model, random_seed=1, **(SMALL | {"draws": 50, "tune": 60}), **QUIET)
+    assert seen == ["independent"]
