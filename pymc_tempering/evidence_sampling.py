@@ -74,20 +74,8 @@ def marginal_likelihood(
         ``2**-30``), from ``beta_min`` up (:func:`pymc_tempering.ladder.evidence_n_rungs`);
         the result's ``attrs["beta_min"]`` and ``attrs["n_rungs"]`` say which. The power
         posterior leaves the prior near ``beta = 1 / sd``; rungs far below add almost nothing
-        to the estimators' variance (under 0.1% of TI's MCSE squared below
-        ``beta * sd = 2**-4`` on radiata pine and the 10-D two-mode target,
-        ``benchmarks/bench_evidence_variance.py``), yet the fixed ladder put half of its 256
-        rungs there. Measured against that fixed ladder at the default draws
-        (``benchmarks/bench_beta_min.py``, CPU seconds, settings alternating per seed, 10 seeds,
-        a shared machine): the same MCSE for 0.8x the CPU time, MCSE x sqrt(CPU seconds) 0.151
-        vs 0.168 on the 10-D two-mode target (MCSE 0.095 both, 2.5 vs 3.1 s) and 0.040 vs 0.043
-        on radiata pine (0.028 vs 0.026, 2.1 vs 2.7 s), 0.037 vs 0.043 there at 5x the draws
-        (0.0113 vs 0.0116, 10.7 vs 13.8 s, 6 seeds; rms error 0.0067 vs 0.0098); coverage of
-        1.96 MCSE 0.95 vs 1.00 on the egg box (20 seeds), 0.97 vs 0.97 on the lecture model
-        (40 seeds; ``benchmarks/bench_coverage.py --routes auto beta30``). Keeping 256 rungs
-        from the rule's ``beta_min`` (``n_rungs=256``: denser where the variance is) cut the
-        MCSE at equal CPU time more (0.82-0.85x) but slowed the egg box's round trips (7.2 per
-        chain instead of 10.5) and its coverage fell to 0.80 (20 seeds): not the default. A
+        to the estimators' variance (``benchmarks/bench_evidence_variance.py``), and dropping
+        them gave the same MCSE for 0.8x the CPU time (``benchmarks/bench_beta_min.py``). A
         number for ``beta_min``: the lowest positive rung itself; it must sit well below
         ``1 / sd`` (at ``beta_min * sd`` near 1 the quadrature of ``[0, beta_min]`` is off by
         1e-3 to 1e-2 on the lecture, egg-box and change-point models) or TI and stepping stone
@@ -96,16 +84,11 @@ def marginal_likelihood(
         ``"geometric"``: the starting ladder, fixed. ``"adaptive"``: tuning re-places the
         rungs above ``beta_min`` at equal thermodynamic length (ExchangeMC's
         ``ladder="adaptive", ladder_objective="evidence"``), where the estimators' variance is;
-        per chain, frozen when tuning ends. At the same cost it cut the MCSE about 1.7-1.9x
-        (TI: 0.057 vs 0.10 on the 10-D two-mode target and 0.015 vs 0.026 on radiata pine of
-        ``benchmarks/bench_evidence_smc.py``, seeds 1-3; lecture model rms error 0.0038 vs
-        0.0070 over 50 seeds, coverage 0.92), but on the egg box it is biased: mean error
-        +0.032 against an MCSE of 0.027, coverage 0.76 over 50 seeds
-        (``benchmarks/bench_coverage.py --routes adaptive``): its replicas made 2.5x fewer
-        round trips than on the fixed ladder, and a slow drift common to all chains (their
-        mean error fell from +0.052 in the first quarter of the draws to +0.014 in the last)
-        escapes the MCSE. So it is not the default, and its results carry an
-        ``EvidenceWarning`` saying so.
+        per chain, frozen when tuning ends. At the same cost it cut the MCSE about 1.7-1.9x,
+        but on the egg box it is biased (mean error +0.032 against an MCSE of 0.027, coverage
+        0.76 over 50 seeds, ``benchmarks/bench_coverage.py --routes adaptive``): a slow drift
+        common to all chains escapes the MCSE. So it is not the default, and its results carry
+        an ``EvidenceWarning`` saying so.
         ``step_kwargs`` with ``betas`` or ``ladder`` replaces both (with ``ladder="adaptive"``
         there, this ladder is where tuning starts and ``n_rungs`` in ``step_kwargs`` wins).
     draws, tune, chains : int, default 1000, None, 8

@@ -77,7 +77,6 @@ def test_independence_fits_end_in_the_first_half_of_tuning(tune_sweeps, fits, wi
     """With independence proposals the scale windows and the first fit end within
     FIT_WINDOW_FRACTION of tuning, so that the rest of tuning mixes with a fixed fit before
     the draws; the frozen fit is made at the last tuning sweep."""
-    assert ad.FIT_WINDOW_FRACTION == 0.5
     assert _fit_events(tune_sweeps) == (fits, windows)
 
 
