@@ -44,14 +44,6 @@ QUIET = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
 logging.getLogger("pymc").setLevel(logging.ERROR)
 
 
-def egg_box_model():
-    with pm.Model() as model:
-        x = pm.Uniform("x", 0.0, exact.EGG_BOX_SIDE)
-        y = pm.Uniform("y", 0.0, exact.EGG_BOX_SIDE)
-        pm.Potential("loglik", (2.0 + pm.math.cos(x / 2.0) * pm.math.cos(y / 2.0)) ** 5)
-    return model
-
-
 def trapezoid_weights(betas):
     w = np.zeros_like(betas)
     w[:-1] += np.diff(betas) / 2
@@ -91,7 +83,7 @@ def run_setting(name, seeds, segment):
     saved = adaptation.FIT_WINDOW_FRACTION
     if fraction is not None:
         adaptation.FIT_WINDOW_FRACTION = fraction
-    model = egg_box_model()
+    model = exact.egg_box_model()
     try:
         start = time.perf_counter()
         runs = [one_run(model, seed, kwargs, segment) for seed in seeds]

@@ -57,6 +57,7 @@ from pymc_tempering.exact.egg_box import (
     EGG_BOX_SIDE,
     egg_box_log_evidence,
     egg_box_loglik,
+    egg_box_model,
     egg_box_power_moments,
 )
 from pymc_tempering.exact.eight_schools import (
@@ -133,6 +134,7 @@ __all__ = [
     "EGG_BOX_SIDE",
     "egg_box_loglik",
     "egg_box_log_evidence",
+    "egg_box_model",
     "egg_box_power_moments",
     "monomial_power_moments",
     "monomial_free_energy",

@@ -1,6 +1,6 @@
 r"""The egg box of Feroz, Hobson & Bridges (2009): a 2-D likelihood with many sharp
-maxima, its exact :math:`\log Z_\beta` and power-posterior moments on a periodic grid.
-NumPy/SciPy only.
+maxima, its exact :math:`\log Z_\beta` and power-posterior moments on a periodic grid
+(NumPy/SciPy), and the PyMC model (:func:`egg_box_model`, PyMC imported there only).
 """
 
 import numpy as np
@@ -13,6 +13,19 @@ EGG_BOX_SIDE = 10.0 * np.pi
 def egg_box_loglik(x, y):
     r"""The egg-box log-likelihood :math:`(2 + \cos(x/2)\cos(y/2))^5` (NumPy)."""
     return (2.0 + np.cos(np.asarray(x) / 2.0) * np.cos(np.asarray(y) / 2.0)) ** 5
+
+
+def egg_box_model():
+    r"""PyMC model of the egg box: ``x, y ~ Uniform(0, 10 pi)``, log-likelihood
+    :func:`egg_box_loglik` as a Potential. The exact evidence is :func:`egg_box_log_evidence`,
+    the power posteriors' moments :func:`egg_box_power_moments`."""
+    import pymc as pm
+
+    with pm.Model() as model:
+        x = pm.Uniform("x", 0.0, EGG_BOX_SIDE)
+        y = pm.Uniform("y", 0.0, EGG_BOX_SIDE)
+        pm.Potential("loglik", (2.0 + pm.math.cos(x / 2) * pm.math.cos(y / 2)) ** 5)
+    return model
 
 
 def _egg_box_grid(n_grid):

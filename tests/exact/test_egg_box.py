@@ -43,3 +43,16 @@ def test_egg_box_power_moments_are_derivatives_of_log_z():
     prior = exact.egg_box_loglik(2 * u[:, None], 2 * u[None, :])
     assert mean[0] == pytest.approx(prior.mean(), rel=1e-12)
     assert var[0] == pytest.approx(prior.var(), rel=1e-12)
+
+
+def test_egg_box_model_is_the_uniform_prior_and_the_egg_box_loglik():
+    """The PyMC model's Potential is :func:`egg_box_loglik` and its priors are uniform on
+    the square (the prior's log density on the constrained values is -2 log(10 pi)), at a
+    point given on the unconstrained (interval-transformed) scale."""
+    model = exact.egg_box_model()
+    z = {"x_interval__": -1.2, "y_interval__": 0.7}
+    x, y = (exact.EGG_BOX_SIDE * scipy.special.expit(z[f"{v}_interval__"]) for v in "xy")
+    loglik = model.compile_logp(vars=model.potentials, jacobian=False)(z)
+    np.testing.assert_allclose(loglik, exact.egg_box_loglik(x, y), rtol=1e-12)
+    logprior = model.compile_logp(vars=model.free_RVs, jacobian=False)(z)
+    np.testing.assert_allclose(logprior, -2 * np.log(exact.EGG_BOX_SIDE), rtol=1e-12)
