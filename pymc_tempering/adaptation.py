@@ -234,7 +234,7 @@ def tune_fit(tuning: FittedScaleTuning, sweep: int, x, tune_sweeps: int):
     if sweep + 1 == tune_sweeps:  # frozen: the buffer is no longer needed
         fit = fitting.fit_rungs(record)
         return fitting.fit_tuning_init(*x.shape, fit, size=0)._replace(final=True)
-    end, half = tuning.window_end, FIT_WINDOW_FRACTION * tune_sweeps
+    end, half = tuning.window_end, window_fraction(tuning) * tune_sweeps
     last_window = sweep + 1 == end and end <= half < end + 2 * tuning.window_len
     if last_window or (record.fit is None and sweep + 1 >= half):
         # the last fit sees only the draws made since this one (with its moves: better mixed)

@@ -10,11 +10,12 @@ In a worker process PyTensor compiles into a directory of its own (:func:`use_ow
 so workers do not queue on PyTensor's compile lock, and the directory is kept between runs so
 that a second run finds its modules compiled.
 
-A model's set-up is kept cheap for runs of many models: compiled functions are shared between
-models of one structure (:mod:`pymc_tempering.step_methods._compile.shared`), PyMC's
-per-chain traces share one compiled point function and record array-valued stats into one
-array per stat (:mod:`._chain_trace`: no stacking when the DataTree is built), and PyTensor
-keeps no creation stack on new variables while the model's graphs are built.
+A model's set-up is kept cheap for runs of many models: PyMC's per-chain traces share one
+compiled point function and record array-valued stats into one array per stat
+(:mod:`._chain_trace`: no stacking when the DataTree is built), and PyTensor keeps no creation
+stack on new variables while the model's graphs are built. Sharing compiled functions between
+models of one structure (:mod:`pymc_tempering.step_methods._compile.shared`) is left off: see
+:func:`_quick_graphs`.
 """
 
 import hashlib
