@@ -156,6 +156,17 @@ idata.to_netcdf({path!r})
 """
 
 
+def _chains_by_first_draw(partial, full):
+    """For each chain of ``partial``, the chain of ``full`` whose first draw it has."""
+    name = next(iter(partial.data_vars))
+    first = full[name].isel(draw=0).values.reshape(full.sizes["chain"], -1)
+    kept = [
+        int(np.flatnonzero((first == row).all(axis=1))[0])
+        for row in partial[name].isel(draw=0).values.reshape(partial.sizes["chain"], -1)
+    ]
+    return np.array(kept)
+
+
 @pytest.mark.parametrize("cores", [1, 2])
 def test_an_interrupted_run_is_kept_and_continues_as_one_long_run(tmp_path, cores):
     path = str(tmp_path / "interrupted.nc")
@@ -174,10 +185,11 @@ def test_an_interrupted_run_is_kept_and_continues_as_one_long_run(tmp_path, core
         # one chain with cores=1: PyMC samples chains in turn and would run a second one in full
         full = pm.sample(n + 40, tune=30, step=pmt.ExchangeMC(n_rungs=6), chains=cores,
                          cores=cores, random_seed=7, **QUIET)  # fmt: skip
-    kept = partial.posterior["chain"].values
-    if kept.size < cores:
+    if partial.posterior.sizes["chain"] < cores:
         # PyMC keeps only the longest chains of an interrupted multiprocess run (the other
-        # chain had fewer draws when the signal came); each kept chain continues its own stream
+        # chain had fewer draws when the signal came) and numbers them from 0; each kept chain
+        # continues its own stream, so find it in the long run by its first draw
+        kept = _chains_by_first_draw(partial.posterior, full.posterior)
         full = xr.DataTree.from_dict(
             {g: full[g].to_dataset().isel(chain=kept) for g in ("posterior", "sample_stats")}
         )
