@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_evidence_smc as bench_smc  # noqa: E402
 import tune_evidence_defaults as tune  # noqa: E402
 
-from pymc_tempering.evidence_sampling import auto_beta_min  # noqa: E402
+from pymc_tempering.evidence.runner import auto_beta_min  # noqa: E402
 from pymc_tempering.ladder import PRIOR_SPREAD_MARGIN  # noqa: E402
 
 

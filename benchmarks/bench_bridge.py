@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import targets  # noqa: E402
 
 import pymc_tempering as pmt  # noqa: E402
-from pymc_tempering.bridge import bridge_sampling  # noqa: E402
+from pymc_tempering.evidence.bridge import bridge_sampling  # noqa: E402
 from pymc_tempering.exact import two_mode_log_evidence, two_mode_model  # noqa: E402
 
 QUIET = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}

@@ -71,8 +71,8 @@ import targets  # noqa: E402
 
 import pymc_tempering as pmt  # noqa: E402
 from pymc_tempering import exact  # noqa: E402
-from pymc_tempering.acceptance_ratio import bar, mbar  # noqa: E402
-from pymc_tempering.kernels.evidence import (  # noqa: E402
+from pymc_tempering.evidence.bennett import bar, mbar  # noqa: E402
+from pymc_tempering.evidence.core.tempered import (  # noqa: E402
     stepping_stone_draws,
     ti_draws,
     ti_quadrature,

@@ -49,8 +49,8 @@ import pandas as pd
 import pymc as pm
 
 import pymc_tempering as pmt
+from pymc_tempering.evidence.core.mcse import mean_mcse
 from pymc_tempering.exact import change_point, variable_selection
-from pymc_tempering.kernels.mcse import mean_mcse
 
 OUTPUT = Path(__file__).resolve().parent / "output"
 CHAINS = 2

@@ -33,8 +33,8 @@ import pymc as pm
 import targets
 
 from pymc_tempering import evidence as ev
-from pymc_tempering.evidence_methods import evidence_by_method, resolve_methods
-from pymc_tempering.evidence_sampling import (
+from pymc_tempering.evidence.methods import evidence_by_method, resolve_methods
+from pymc_tempering.evidence.runner import (
     DEFAULT_METHODS,
     _default_explorer,
     _evidence_step_kwargs,

@@ -31,12 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_evidence_smc as bench_smc  # noqa: E402
 
 from pymc_tempering import tempering_dataset  # noqa: E402
-from pymc_tempering.evidence_sampling import marginal_likelihood  # noqa: E402
-from pymc_tempering.kernels.evidence import (  # noqa: E402
+from pymc_tempering.evidence.core.mcse import mean_mcse  # noqa: E402
+from pymc_tempering.evidence.core.tempered import (  # noqa: E402
     _trapezoid_weights,
     power_posterior_moments,
 )
-from pymc_tempering.kernels.mcse import mean_mcse  # noqa: E402
+from pymc_tempering.evidence.runner import marginal_likelihood  # noqa: E402
 
 logging.getLogger("pymc").setLevel(logging.ERROR)
 

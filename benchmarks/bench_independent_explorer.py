@@ -24,10 +24,10 @@ import numpy as np
 import pymc as pm
 from bench_evidence_smc import PROBLEMS
 
-from pymc_tempering.evidence_methods import evidence_by_method, resolve_methods
-from pymc_tempering.evidence_sampling import _evidence_step_kwargs
-from pymc_tempering.step_methods.exchange import ExchangeMC
-from pymc_tempering.step_methods.explorers import Independent
+from pymc_tempering.evidence.methods import evidence_by_method, resolve_methods
+from pymc_tempering.evidence.runner import _evidence_step_kwargs
+from pymc_tempering.step_methods.exchange.explorers import Independent
+from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
 
 EXPLORER_KWARGS = {"default": {}, "independent": {"explorer": "independent"}}
 N_RUNGS, BETA_MIN, CHAINS = 256, 2.0**-30, 8

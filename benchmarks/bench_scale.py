@@ -150,7 +150,7 @@ def evidence_time(path):
     once inside its own timing)."""
     import xarray as xr
 
-    from pymc_tempering.evidence_estimators import estimate_evidence
+    from pymc_tempering.evidence.tempered import estimate_evidence
 
     idata = xr.open_datatree(path)
     idata.load()
@@ -209,7 +209,7 @@ def cpu_parts(n_models, settings):
     model; medians over the models."""
     import pymc.sampling.mcmc as mcmc
 
-    import pymc_tempering.evidence_sampling as es
+    import pymc_tempering.evidence.runner as es
     from pymc_tempering.selection import _store
     from pymc_tempering.selection._worker import ModelTask, run_model
 

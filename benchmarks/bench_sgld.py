@@ -25,7 +25,7 @@ import numpy as np
 import pymc as pm
 import pytensor
 
-from pymc_tempering.sgld_analysis import step_size_weighted_mean
+from pymc_tempering.diagnostics.sgld import step_size_weighted_mean
 from pymc_tempering.step_methods.sgld import SGLD
 
 FAST = {"mode": pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")}

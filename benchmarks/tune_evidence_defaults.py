@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_evidence_smc as bench_smc  # noqa: E402
 
-from pymc_tempering.evidence_methods import evidence_by_method, resolve_methods  # noqa: E402
-from pymc_tempering.evidence_sampling import _result, marginal_likelihood  # noqa: E402
+from pymc_tempering.evidence.methods import evidence_by_method, resolve_methods  # noqa: E402
+from pymc_tempering.evidence.runner import _result, marginal_likelihood  # noqa: E402
 
 logging.getLogger("pymc").setLevel(logging.ERROR)
 STEP_KEYS = ("proposal", "explorer", "sweeps_per_draw", "target_accept")

@@ -38,11 +38,11 @@ import pymc as pm  # noqa: E402
 import pytensor.tensor as pt  # noqa: E402
 from scipy.special import expit, logsumexp  # noqa: E402
 
-from pymc_tempering.plots import plot_sgld_noise  # noqa: E402
-from pymc_tempering.sgld_analysis import (  # noqa: E402
+from pymc_tempering.diagnostics.sgld import (  # noqa: E402
     sampling_threshold_crossing,
     step_size_weighted_mean,
 )
+from pymc_tempering.plots import plot_sgld_noise  # noqa: E402
 from pymc_tempering.step_methods.sgld import SGLD  # noqa: E402
 
 OUTPUT = Path(__file__).resolve().parent / "output"

@@ -40,8 +40,8 @@ import pandas as pd  # noqa: E402
 import pymc as pm  # noqa: E402
 
 import pymc_tempering as pmt  # noqa: E402
+from pymc_tempering.evidence.core.mcse import mean_mcse  # noqa: E402
 from pymc_tempering.exact import change_point, variable_selection  # noqa: E402
-from pymc_tempering.kernels.mcse import mean_mcse  # noqa: E402
 
 OUTPUT = Path(__file__).resolve().parents[1] / "examples" / "output"
 SETTINGS = {"n_rungs": 64, "draws": 3000, "tune": 1000, "chains": 4}

@@ -1,4 +1,4 @@
-"""Module-level model builders for tests/test_selection.py, importable in worker processes.
+"""Module-level model builders for tests/selection/test_runner.py, importable in worker processes.
 
 The lecture model x_i ~ N(mu, 1), mu ~ N(0, b^2), with 20 fixed observations: its exact log Z
 is ``pymc_tempering.exact.lecture_log_evidence(X_OBS, b)``.

@@ -9,7 +9,7 @@ from helpers import SAMPLE_KWARGS, exchange_run
 from targets import lecture_data, lecture_model
 
 import pymc_tempering as pmt
-from pymc_tempering._trace import one_chain, tempering_dataset
+from pymc_tempering.trace import one_chain, tempering_dataset
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from pymc_tempering._trace import has_per_chain_ladders, per_chain, tempering_dataset
 from pymc_tempering.ladder import communication_barrier, suggested_n_rungs
+from pymc_tempering.trace import has_per_chain_ladders, per_chain, tempering_dataset
 
 __all__ = ["swap_rates", "global_barrier"]
 

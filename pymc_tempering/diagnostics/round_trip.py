@@ -9,8 +9,8 @@ here it is replayed over a recorded ``rung_replica`` trace.
 import numpy as np
 import xarray as xr
 
-from pymc_tempering._trace import has_per_chain_ladders, per_chain, tempering_dataset
 from pymc_tempering.kernels import rules
+from pymc_tempering.trace import has_per_chain_ladders, per_chain, tempering_dataset
 
 __all__ = ["round_trip_counts", "round_trip_events", "round_trips"]
 

@@ -12,15 +12,15 @@ import numpy as np
 import xarray as xr
 from arviz_stats.base import array_stats
 
-from pymc_tempering._trace import (
+from pymc_tempering.diagnostics.barrier import global_barrier, swap_rates
+from pymc_tempering.diagnostics.round_trip import round_trips
+from pymc_tempering.trace import (
     PAIR_STATS,
     RUNG_STATS,
     has_per_chain_ladders,
     per_chain,
     tempering_dataset,
 )
-from pymc_tempering.diagnostics.barrier import global_barrier, swap_rates
-from pymc_tempering.diagnostics.round_trip import round_trips
 
 __all__ = ["tempering_summary"]
 

@@ -3,8 +3,8 @@ named by rung, next to the groups ArviZ reads."""
 
 import xarray as xr
 
-from pymc_tempering._trace import relabel_sample_stats as relabel_stats
-from pymc_tempering._trace import tempering_dataset
+from pymc_tempering.trace import relabel_sample_stats as relabel_stats
+from pymc_tempering.trace import tempering_dataset
 
 __all__ = ["add_tempering_group"]
 

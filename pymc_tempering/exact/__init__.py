@@ -6,7 +6,7 @@ Models whose marginal likelihood is known without sampling, one module per famil
   2008), :math:`H(w) = \prod_j w_j^2`, prior :math:`N(0, I_d)`; its stochastic complexity
   :math:`F(n) = -\log Z(n)`, the paper's asymptotic eq. (4), the exact per-rung
   :math:`E_t[-nH]`; with the monomial models, WBIC and learning coefficients of
-  :mod:`pymc_tempering._exact_singular`;
+  :mod:`pymc_tempering.exact.monomial`;
 * :mod:`~pymc_tempering.exact.conjugate`: the seed lecture on empirical Bayes,
   :math:`x_i \sim N(\mu, 1)`, :math:`\mu \sim N(0, b^2)`, and conjugate Normal-Gamma linear
   regression with the classic radiata pine benchmark (Williams 1959; Friel & Pettitt 2008);
@@ -26,15 +26,6 @@ Models whose marginal likelihood is known without sampling, one module per famil
 Every function is NumPy/SciPy only (no sampling); the few model builders import PyMC when called.
 """
 
-from pymc_tempering._exact_singular import (
-    exact_learning_coefficients,
-    exact_wbic,
-    monomial_free_energy,
-    monomial_learning_coefficient,
-    monomial_llc,
-    monomial_power_moments,
-    regular_power_moments,
-)
 from pymc_tempering.exact.change_point import (
     CHANGE_POINT_PRIOR,
     ChangePointPosterior,
@@ -76,6 +67,15 @@ from pymc_tempering.exact.mixture import (
     mixture_log_evidence,
     mixture_marginal_log_evidence,
     mixture_marginal_model,
+)
+from pymc_tempering.exact.monomial import (
+    exact_learning_coefficients,
+    exact_wbic,
+    monomial_free_energy,
+    monomial_learning_coefficient,
+    monomial_llc,
+    monomial_power_moments,
+    regular_power_moments,
 )
 from pymc_tempering.exact.singular import (
     SINGULAR_CONSTANT_D2,

@@ -1,6 +1,6 @@
-r"""The Poisson change point (the coal-mining disasters of :mod:`pymc_tempering.datasets`), with
-the rates integrated out: exact switchpoint posterior, :math:`\log Z_\beta` and power-posterior
-moments by summing over switchpoints.
+r"""The Poisson change point (the coal-mining disasters of
+:mod:`pymc_tempering.exact.datasets`), with the rates integrated out: exact switchpoint
+posterior, :math:`\log Z_\beta` and power-posterior moments by summing over switchpoints.
 
 The model follows PyMC's getting-started notebook: years :math:`t_1 < \dots < t_T`,
 
@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import gammaln, logsumexp, polygamma, psi
 
-from pymc_tempering.datasets import coal_mining_disasters
+from pymc_tempering.exact.datasets import coal_mining_disasters
 
 __all__ = [
     "CHANGE_POINT_PRIOR",
@@ -117,7 +117,7 @@ def change_point_log_evidence(beta=1.0, *, years=None, counts=None, alpha=1.0, r
     beta : float, default 1.0
         Power of the likelihood, in [0, 1]; 1 gives the marginal likelihood, 0 gives 0.
     years, counts : array_like, optional
-        The series; default :func:`pymc_tempering.datasets.coal_mining_disasters`. ``years``
+        The series; default :func:`pymc_tempering.exact.datasets.coal_mining_disasters`. ``years``
         only labels the switchpoints and does not change :math:`Z`.
     alpha, rate : float, default 1.0
         Gamma shape and rate of both Poisson rates.

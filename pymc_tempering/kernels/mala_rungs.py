@@ -87,7 +87,8 @@ def mala_log_q_ratio(x, proposal, grad, prop_grad, noise, scale):
 def mala_sweep(x, logprior, loglik, grad_prior, grad_lik, betas, noise, scale,
                density_grad: Callable, rng, exact_draw=None):  # fmt: skip
     """One MALA move on every rung: the readable NumPy oracle of ExchangeMC's MALA explorer
-    (:class:`pymc_tempering.step_methods.explorers.Langevin`, whose accept rule runs compiled in
+    (:class:`pymc_tempering.step_methods.exchange.explorers.Langevin`, whose accept rule runs
+    compiled in
     :mod:`pymc_tempering.kernels.rules`); tests compare the two. ``density_grad(batch)`` returns
     ``(logprior, loglik, grad_logprior, grad_loglik)``; gradients are ``(n_rungs, n_params)``.
 

@@ -2,7 +2,8 @@
 
 Each function draws one figure and returns ``(fig, axes)``; pass ``ax=`` to draw into your own
 axes instead. The numbers come from :mod:`pymc_tempering.diagnostics`,
-:func:`pymc_tempering.thermodynamic_integration` and :func:`pymc_tempering.learning_coefficient`;
+:func:`pymc_tempering.evidence.thermodynamic_integration` and
+:func:`pymc_tempering.singular.learning_coefficient`;
 nothing is recomputed here.
 
 - :mod:`.ti_curve`: :func:`plot_ti_curve`, the thermodynamic-integration curve and its area;
@@ -13,16 +14,14 @@ nothing is recomputed here.
 - :mod:`._axes`: the axes, ticks and labels they share.
 """
 
-from pymc_tempering.plots.learning_coefficient import plot_learning_coefficient
-from pymc_tempering.plots.replicas import plot_replica_trajectories
-from pymc_tempering.plots.sgld_noise import plot_sgld_noise
-from pymc_tempering.plots.swap_rates import plot_swap_rates
-from pymc_tempering.plots.ti_curve import plot_ti_curve
+from pymc_tempering._util.lazy import lazy_namespace
 
-__all__ = [
-    "plot_ti_curve",
-    "plot_swap_rates",
-    "plot_replica_trajectories",
-    "plot_sgld_noise",
-    "plot_learning_coefficient",
-]
+_NAMES = {
+    "plot_ti_curve": "plots.ti_curve:plot_ti_curve",
+    "plot_swap_rates": "plots.swap_rates:plot_swap_rates",
+    "plot_replica_trajectories": "plots.replicas:plot_replica_trajectories",
+    "plot_sgld_noise": "plots.sgld_noise:plot_sgld_noise",
+    "plot_learning_coefficient": "plots.learning_coefficient:plot_learning_coefficient",
+}
+
+__getattr__, __dir__, __all__ = lazy_namespace(__name__, _NAMES)

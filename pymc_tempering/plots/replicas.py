@@ -7,9 +7,9 @@ replays (:func:`pymc_tempering.diagnostics.round_trip_events`); nothing is recom
 import numpy as np
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
-from pymc_tempering._trace import one_chain, tempering_dataset
 from pymc_tempering.diagnostics.round_trip import round_trip_events, round_trips
 from pymc_tempering.plots._axes import beta_label, new_axes, rung_ticks
+from pymc_tempering.trace import one_chain, tempering_dataset
 
 __all__ = ["plot_replica_trajectories"]
 

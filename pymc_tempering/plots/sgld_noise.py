@@ -1,10 +1,10 @@
 """SGLD's step size, sampling threshold and noise variances against iteration (Welling & Teh
-2011, Figure 2), from the stats :func:`pymc_tempering._trace.sgld_stats` reads."""
+2011, Figure 2), from the stats :func:`pymc_tempering.trace.sgld_stats` reads."""
 
 import numpy as np
 
-from pymc_tempering._trace import sgld_stats
 from pymc_tempering.plots._axes import BLUE, GREY, ORANGE, new_axes
+from pymc_tempering.trace import sgld_stats
 
 __all__ = ["plot_sgld_noise"]
 

@@ -8,9 +8,9 @@ import numpy as np
 import xarray as xr
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
-from pymc_tempering._trace import has_per_chain_ladders, tempering_dataset
 from pymc_tempering.diagnostics.barrier import global_barrier, swap_rates
 from pymc_tempering.plots._axes import BLUE, ORANGE, beta_label, new_axes, rung_ticks
+from pymc_tempering.trace import has_per_chain_ladders, tempering_dataset
 
 __all__ = ["plot_swap_rates"]
 

@@ -1,7 +1,7 @@
 r"""The thermodynamic-integration curve: :math:`E_\beta[\log p(y \mid \theta)]` against
 :math:`\beta`, with its Monte Carlo error band and the area that is :math:`\log Z`.
 
-The numbers come from :func:`pymc_tempering.evidence_estimators.thermodynamic_integration`;
+The numbers come from :func:`pymc_tempering.evidence.tempered.thermodynamic_integration`;
 nothing is recomputed here.
 """
 
@@ -9,7 +9,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from pymc_tempering.evidence_estimators import thermodynamic_integration
+from pymc_tempering.evidence.tempered import thermodynamic_integration
 from pymc_tempering.plots._axes import (
     BLUE,
     GREY,

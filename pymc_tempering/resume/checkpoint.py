@@ -21,7 +21,7 @@ import numpy as np
 from pymc.step_methods.state import WithSamplingState
 from pymc.util import get_state_from_generator
 
-from pymc_tempering._fingerprint import model_graph_digests
+from pymc_tempering._util.fingerprint import model_graph_digests
 from pymc_tempering.resume import codec
 
 __all__ = ["CHUNK_BYTES", "HEADER", "STATE_STAT", "Resumable", "chain_index", "step_record"]
@@ -100,7 +100,7 @@ def step_record(step) -> dict:
     """The step's class and constructor arguments, as the DataTree keeps them: variables by
     name, arguments that cannot be saved (e.g. a step-size function) as ``"<unsaved ...>"``;
     and the digests of the model's prior, likelihood and deterministics
-    (:func:`~pymc_tempering._fingerprint.model_graph_digests`), which a continuation checks
+    (:func:`~pymc_tempering._util.fingerprint.model_graph_digests`), which a continuation checks
     its model against. Computed at the first snapshot, once per step (20-120 ms)."""
     args, kwargs = getattr(step, "_BlockedStep__newargs", ((), {}))
     out = {}

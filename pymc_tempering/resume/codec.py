@@ -131,8 +131,50 @@ def _read_str(buf, pos):
     return bytes(buf[pos : pos + n]).decode(), pos + n
 
 
-def _lookup(name: str):
+# where the modules named by checkpoints written before the package was laid out by concern
+# (docs/decisions/030-package-by-concern.md) live now, so older runs still continue
+MOVED_MODULES = {
+    "pymc_tempering._blas": "pymc_tempering._util.blas",
+    "pymc_tempering._evidence_checks": "pymc_tempering.evidence.checks",
+    "pymc_tempering._exact_singular": "pymc_tempering.exact.monomial",
+    "pymc_tempering._fingerprint": "pymc_tempering._util.fingerprint",
+    "pymc_tempering._one_temperature": "pymc_tempering.singular.one_temperature",
+    "pymc_tempering._trace": "pymc_tempering.trace",
+    "pymc_tempering.acceptance_ratio": "pymc_tempering.evidence.bennett",
+    "pymc_tempering.adaptation": "pymc_tempering.step_methods.exchange.tuning",
+    "pymc_tempering.approximations": "pymc_tempering.evidence.approximations",
+    "pymc_tempering.bridge": "pymc_tempering.evidence.bridge",
+    "pymc_tempering.comparison": "pymc_tempering.evidence.compare",
+    "pymc_tempering.datasets": "pymc_tempering.exact.datasets",
+    "pymc_tempering.evidence_estimators": "pymc_tempering.evidence.tempered",
+    "pymc_tempering.evidence_methods": "pymc_tempering.evidence.methods",
+    "pymc_tempering.evidence_sampling": "pymc_tempering.evidence.runner",
+    "pymc_tempering.kernels.acceptance_ratio": "pymc_tempering.evidence.core.bennett",
+    "pymc_tempering.kernels.bridge": "pymc_tempering.evidence.core.bridge",
+    "pymc_tempering.kernels.evidence": "pymc_tempering.evidence.core.tempered",
+    "pymc_tempering.kernels.mcse": "pymc_tempering.evidence.core.mcse",
+    "pymc_tempering.kernels.slt": "pymc_tempering.singular.core",
+    "pymc_tempering.llc": "pymc_tempering.singular.llc",
+    "pymc_tempering.sgld_analysis": "pymc_tempering.diagnostics.sgld",
+    "pymc_tempering.slt": "pymc_tempering.singular.estimators",
+    "pymc_tempering.step_methods.discrete": "pymc_tempering.step_methods.exchange.discrete",
+    "pymc_tempering.step_methods.exchange": "pymc_tempering.step_methods.exchange.sampler",
+    "pymc_tempering.step_methods.exchange_options": "pymc_tempering.step_methods.exchange.options",
+    "pymc_tempering.step_methods.exchange_state": "pymc_tempering.step_methods.exchange.state",
+    "pymc_tempering.step_methods.exchange_stats": "pymc_tempering.step_methods.exchange.stats",
+    "pymc_tempering.step_methods.explorers": "pymc_tempering.step_methods.exchange.explorers",
+    "pymc_tempering.swap": "pymc_tempering.step_methods.exchange.swap",
+}
+
+
+def current_name(name: str) -> str:
+    """``module:qualname`` with a moved module replaced by its current path."""
     module, _, qualname = name.partition(":")
+    return f"{MOVED_MODULES.get(module, module)}:{qualname}"
+
+
+def _lookup(name: str):
+    module, _, qualname = current_name(name).partition(":")
     if not module.startswith(_ALLOWED_MODULES):
         raise ValueError(f"Refusing to rebuild {name!r}: not a pymc_tempering or pymc class.")
     obj = importlib.import_module(module)
@@ -205,7 +247,7 @@ def _lookup_rng_state():
 
 def _lookup_class(name: str):
     """A step class by ``module:qualname``, from pymc_tempering only."""
-    module, _, qualname = name.partition(":")
+    module, _, qualname = current_name(name).partition(":")
     if not module.startswith("pymc_tempering."):
         raise ValueError(f"Refusing to rebuild step {name!r}: not a pymc_tempering class.")
     obj = importlib.import_module(module)

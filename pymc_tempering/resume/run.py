@@ -7,7 +7,7 @@ import pymc as pm
 import xarray as xr
 from pymc.model import modelcontext
 
-from pymc_tempering._fingerprint import (
+from pymc_tempering._util.fingerprint import (
     GRAPH_PARTS,
     model_fingerprint,
     model_graph_digests,
@@ -138,7 +138,7 @@ def resume_step(idata, *, model=None, step=None, step_class=None, **kwargs):
             args["vars"] = [values[name] for name in args["vars"]]
         with model:
             step = cls(**args, model=model)
-    if f"{type(step).__module__}:{type(step).__qualname__}" != saved["class"]:
+    if f"{type(step).__module__}:{type(step).__qualname__}" != codec.current_name(saved["class"]):
         raise ValueError(
             f"The run was sampled by {saved['class']}; got a {type(step).__name__} step."
         )
@@ -148,7 +148,7 @@ def resume_step(idata, *, model=None, step=None, step_class=None, **kwargs):
 
 def _check_model_graph(saved: dict | None, model) -> None:
     """Refuse a model whose prior, likelihood or deterministics differ from the run's (by
-    :func:`~pymc_tempering._fingerprint.model_graph_digests`); runs saved before the digests
+    :func:`~pymc_tempering._util.fingerprint.model_graph_digests`); runs saved before the digests
     were kept are not checked."""
     if not saved:
         return
@@ -238,7 +238,7 @@ def continue_sampling(idata, draws: int, *, model=None, step=None, cores=None,
     ValueError
         Where ``model`` is not the model sampled: other observed data, or another prior,
         likelihood or deterministics (the run keeps digests of its model's graphs,
-        :func:`pymc_tempering._fingerprint.model_graph_digests`). The saved state belongs to
+        :func:`pymc_tempering._util.fingerprint.model_graph_digests`). The saved state belongs to
         the model sampled; sample a changed model afresh.
     """
     model = modelcontext(model)

@@ -38,8 +38,8 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pymc_tempering._fingerprint import canonical as _canonical
-from pymc_tempering._fingerprint import graph_digest, model_logp_graphs
+from pymc_tempering._util.fingerprint import canonical as _canonical
+from pymc_tempering._util.fingerprint import graph_digest, model_logp_graphs
 
 __all__ = ["ModelStore", "model_key", "settings_digest"]
 
@@ -79,7 +79,7 @@ def settings_digest(settings: dict) -> str:
 
 def _graph_digest(model) -> str:
     """The model's log density graphs and the values that feed them, and its initial values
-    (the rule lives in :func:`pymc_tempering._fingerprint.graph_digest`, shared with
+    (the rule lives in :func:`pymc_tempering._util.fingerprint.graph_digest`, shared with
     :mod:`pymc_tempering.resume`)."""
     graphs = [*model_logp_graphs(model), *model.deterministics]
     return graph_digest(graphs, model.rvs_to_initial_values)

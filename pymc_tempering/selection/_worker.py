@@ -194,7 +194,7 @@ def _interrupts_seen():
 
 def _check_complete(idata, settings):
     """Raise KeyboardInterrupt when the run has fewer chains or draws than asked for."""
-    from pymc_tempering.evidence import marginal_likelihood
+    from pymc_tempering.evidence.runner import marginal_likelihood
 
     defaults = inspect.signature(marginal_likelihood).parameters
     for dim, arg in (("chain", "chains"), ("draw", "draws")):
@@ -207,7 +207,8 @@ def _sample(task: ModelTask, model):
     """``marginal_likelihood`` on ``model``, quietly: PyMC's log and our warnings (the result
     keeps their text; ``compare_evidence`` repeats it with the model's name). An interrupted
     run raises KeyboardInterrupt and is never returned as finished."""
-    from pymc_tempering.evidence import EvidenceWarning, marginal_likelihood
+    from pymc_tempering.evidence import EvidenceWarning
+    from pymc_tempering.evidence.runner import marginal_likelihood
 
     logger = logging.getLogger("pymc")
     level = logger.level

@@ -16,9 +16,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from pymc_tempering.comparison import compare_evidence
 from pymc_tempering.evidence import ESTIMATORS
-from pymc_tempering.evidence_methods import DEFAULT_METHOD, resolve_methods
+from pymc_tempering.evidence.compare import compare_evidence
+from pymc_tempering.evidence.methods import DEFAULT_METHOD, resolve_methods
 from pymc_tempering.selection._progress import ModelProgress
 from pymc_tempering.selection._store import ModelStore, model_key, settings_digest
 from pymc_tempering.selection._worker import ModelTask, _build, model_seed, run_model

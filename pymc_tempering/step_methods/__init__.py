@@ -1,7 +1,7 @@
 """Thin PyMC adapters around the pure kernels (:mod:`pymc_tempering.kernels`).
 
-One sampler per module or package: ``exchange`` (ExchangeMC, with its options, state, stats
-and explorers beside it), ``langevin`` (ULA, MALA and MALA's tuning), ``sgld`` (SGLD, its
-options, stats and divergence rules), ``discrete``; ``_compile`` is the one place that compiles
-PyTensor.
+One sampler per package: ``exchange`` (ExchangeMC, with its options, state, stats, explorers,
+discrete moves, swap schedule and tuning beside it), ``langevin`` (ULA, MALA and MALA's tuning),
+``sgld`` (SGLD, its options, stats and divergence rules); ``_compile`` is the one place that
+compiles PyTensor.
 """

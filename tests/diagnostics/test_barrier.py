@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from helpers import adaptive_run, padded_run
 
-from pymc_tempering._trace import tempering_dataset
 from pymc_tempering.diagnostics.barrier import global_barrier, swap_rates
 from pymc_tempering.ladder import suggested_n_rungs
+from pymc_tempering.trace import tempering_dataset
 
 
 def test_barrier_on_a_hand_made_swap_record(hand_made_stats):

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from helpers import adaptive_run, exchange_run, padded_run
 
-from pymc_tempering._trace import tempering_dataset
 from pymc_tempering.diagnostics.round_trip import round_trip_counts, round_trip_events, round_trips
+from pymc_tempering.trace import tempering_dataset
 
 # 3 rungs; replica 0 goes bottom -> top -> bottom (draws 0, 2, 5), replica 1 bottom -> top ->
 # bottom (draws 1, 4, 6), replica 2 starts on top, reaches the bottom, never returns to the top.

@@ -17,10 +17,10 @@ from helpers import (
 )
 from targets import lecture_power_moments
 
-from pymc_tempering._trace import one_chain, tempering_dataset
 from pymc_tempering.diagnostics.summary import tempering_summary
-from pymc_tempering.evidence_estimators import thermodynamic_integration
+from pymc_tempering.evidence.tempered import thermodynamic_integration
 from pymc_tempering.ladder import geometric_ladder
+from pymc_tempering.trace import one_chain, tempering_dataset
 
 
 @pytest.fixture(scope="module")

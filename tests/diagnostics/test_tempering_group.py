@@ -7,9 +7,9 @@ import pytest
 import xarray as xr
 from helpers import N_RUNGS, exchange_run, padded_run
 
-from pymc_tempering._trace import tempering_dataset
 from pymc_tempering.diagnostics.summary import tempering_summary
 from pymc_tempering.diagnostics.tempering_group import add_tempering_group
+from pymc_tempering.trace import tempering_dataset
 
 
 def test_tempering_group_reads_naturally():

@@ -7,7 +7,6 @@ import scipy.integrate
 from scipy import stats
 from scipy.special import logsumexp
 
-from pymc_tempering.datasets import coal_mining_disasters
 from pymc_tempering.exact.change_point import (
     change_point_log_evidence,
     change_point_model,
@@ -17,6 +16,7 @@ from pymc_tempering.exact.change_point import (
     no_change_model,
     no_change_power_moments,
 )
+from pymc_tempering.exact.datasets import coal_mining_disasters
 
 # a short series keeps the quadrature fast; the coal series is checked through the same code
 SHORT = np.array([4, 5, 3, 6, 4, 1, 0, 2, 1, 0, 1])

@@ -1,11 +1,11 @@
 """Dense random-walk proposals, the pure parts: batched cross moments, the regularised
 covariance and its Cholesky factor per rung, the window rule of
-:func:`pymc_tempering.adaptation.tune_scales`, and the explorer's move, against NumPy and
+:func:`pymc_tempering.step_methods.exchange.tuning.tune_scales`, and the explorer's move, against
+NumPy and
 hand-derived numbers (no sampling)."""
 
 import numpy as np
 
-from pymc_tempering import adaptation as ad
 from pymc_tempering.kernels.dense import DenseMoments, shrunk_covariance
 from pymc_tempering.kernels.fused import Replicas
 from pymc_tempering.kernels.moments import (
@@ -20,7 +20,8 @@ from pymc_tempering.kernels.rwm import (
     proposal_cholesky,
     proposal_covariance,
 )
-from pymc_tempering.step_methods.explorers import RandomBlock, RandomWalk
+from pymc_tempering.step_methods.exchange import tuning as ad
+from pymc_tempering.step_methods.exchange.explorers import RandomBlock, RandomWalk
 
 
 def _cross(x):

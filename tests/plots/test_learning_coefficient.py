@@ -1,6 +1,6 @@
 """pymc_tempering.plots.learning_coefficient: the two curves, their error bars, beta* and the
 reference lines are the numbers of the result handed in (a hand-made one here; the plot of a
-real learning_coefficient result is drawn in tests/test_slt.py)."""
+real learning_coefficient result is drawn in tests/singular/test_estimators.py)."""
 
 import numpy as np
 import pytest

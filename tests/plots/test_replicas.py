@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from helpers import assert_labelled, exchange_run, lines_labelled, padded_run, render
 
-from pymc_tempering._trace import tempering_dataset
 from pymc_tempering.diagnostics.round_trip import round_trip_events, round_trips
 from pymc_tempering.plots.replicas import plot_replica_trajectories
+from pymc_tempering.trace import tempering_dataset
 
 
 def test_replica_trajectories_follow_the_replica_trace(tmp_path):

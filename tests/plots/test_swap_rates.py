@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from helpers import adaptive_run, assert_labelled, exchange_run, lines_labelled, padded_run, render
 
-from pymc_tempering._trace import tempering_dataset
 from pymc_tempering.diagnostics.barrier import global_barrier, swap_rates
 from pymc_tempering.plots.swap_rates import plot_swap_rates
+from pymc_tempering.trace import tempering_dataset
 
 
 def test_swap_rates_plot_shows_each_pair_and_the_barrier(tmp_path):

@@ -16,9 +16,9 @@ from helpers import (
     with_zero_likelihood,
 )
 
-from pymc_tempering._trace import tempering_dataset
 from pymc_tempering.evidence import EvidenceWarning, thermodynamic_integration
 from pymc_tempering.plots.ti_curve import plot_ti_curve
+from pymc_tempering.trace import tempering_dataset
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from helpers import normal_model, run_steps
 from pymc.step_methods.compound import Competence
 from pymc.util import get_value_vars_from_user_vars
 
-from pymc_tempering.step_methods.exchange import ExchangeMC
+from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
 from pymc_tempering.step_methods.langevin import MALA, ULA
 from pymc_tempering.step_methods.sgld import SGLD
 

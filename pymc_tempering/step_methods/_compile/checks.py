@@ -8,7 +8,7 @@ from pymc.variational.minibatch_rv import MinibatchRandomVariable
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import applys_between, graph_inputs
 
-from pymc_tempering._fingerprint import model_logp_graphs
+from pymc_tempering._util.fingerprint import model_logp_graphs
 
 __all__ = [
     "check_all_free",

@@ -10,7 +10,7 @@ from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.pytensorf import compile, join_nonshared_inputs, make_shared_replacements, reseed_rngs
 from pytensor.graph.replace import clone_replace, vectorize_graph
 
-from pymc_tempering._fingerprint import model_logp_graphs
+from pymc_tempering._util.fingerprint import model_logp_graphs
 from pymc_tempering.step_methods._compile import shared
 from pymc_tempering.step_methods._compile.cache import cached, compile_key
 from pymc_tempering.step_methods._compile.prior import (

@@ -20,8 +20,8 @@ from pymc.util import get_value_vars_from_user_vars
 from pymc.vartypes import continuous_types
 
 from pymc_tempering.kernels.langevin import langevin_proposal
-from pymc_tempering.kernels.slt import check_localization, localization_term
 from pymc_tempering.resume.checkpoint import Resumable
+from pymc_tempering.singular.core import check_localization, localization_term
 from pymc_tempering.step_methods._compile import (
     compile_tempered_logp_dlogp,
     flat_point_map,

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pymc_tempering._blas import one_blas_thread
+from pymc_tempering._util.blas import one_blas_thread
 from pymc_tempering.kernels.dense import (
     DenseMoments,
     dense_moments_init,

@@ -1,8 +1,8 @@
 r"""SGLD's sampler stats: their dtypes and shapes, the record of one draw, the gradient-noise
 stats (Welling & Teh's sampling threshold) and the progress-bar columns.
 
-The raw names are read back by :func:`pymc_tempering._trace.sgld_stats`
-(:data:`pymc_tempering._trace.SGLD_NOISE_STATS`).
+The raw names are read back by :func:`pymc_tempering.trace.sgld_stats`
+(:data:`pymc_tempering.trace.SGLD_NOISE_STATS`).
 """
 
 import logging

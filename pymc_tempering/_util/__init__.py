@@ -1,0 +1,2 @@
+"""Private plumbing shared by several packages: lazy namespaces, model fingerprints, BLAS
+threads."""

@@ -1,0 +1,383 @@
+r"""Bridge sampling: the log marginal likelihood of an ordinary posterior sample, with its error.
+
+:func:`bridge_sampling` takes the DataTree of any sampler that draws from the posterior (NUTS,
+Metropolis, MALA, ExchangeMC's ``beta = 1`` rung, SMC) and the model, maps the draws to PyMC's
+unconstrained value space, and estimates :math:`\log Z = \log \int p(y, u)\,du` with the
+iterative bridge sampler of Meng & Wong (1996) as the R package bridgesampling runs it (Gronau
+et al. 2017): the first half of every chain fits the proposal, the second half and as many
+proposal draws enter the estimator. The NumPy core is :mod:`pymc_tempering.evidence.core.bridge`.
+
+The checks behind its :class:`~pymc_tempering.EvidenceWarning` live here, in the style of
+:mod:`pymc_tempering.evidence.checks`: each returns sentences that say what is wrong and what
+to do.
+"""
+
+import warnings
+
+import numpy as np
+import pymc as pm
+import xarray as xr
+from arviz_stats.base import array_stats
+from pymc.model import modelcontext
+from pymc.vartypes import discrete_types
+
+from pymc_tempering._util.fingerprint import model_fingerprint, observed_fingerprint
+from pymc_tempering.evidence.checks import MIN_DRAWS, MIN_ESS, warn
+from pymc_tempering.evidence.core.bridge import (
+    METHODS,
+    MissedModes,
+    bridge_terms,
+    fit_normal,
+    iterate_bridge,
+    log_ratios,
+    missed_modes,
+    overlap_ess,
+    relative_mse,
+)
+from pymc_tempering.step_methods._compile import (
+    compile_batched_logp,
+    compile_value_and_grad,
+    compile_value_transform,
+    improper_priors,
+    refuse_minibatch,
+)
+
+__all__ = ["bridge_sampling", "bridge_problems"]
+
+ESTIMATOR = "bridge_sampling"
+MAX_RHAT = 1.01  # rank-normalised split R-hat above which chains disagree
+MIN_OVERLAP = 100  # draws that must carry each side's bridge sum
+EXCHANGE = (
+    "sample the whole posterior with pm.sample(step=pmt.ExchangeMC()) and use "
+    "pmt.thermodynamic_integration (or pmt.marginal_likelihood)"
+)
+_CELLS_PER_CALL = 4_000_000  # rows x observations per compiled call: bounds the batch's memory
+
+
+def _posterior(data, model) -> xr.Dataset:
+    """The free variables' draws as a Dataset with dims ``(chain, draw, ...)``."""
+    if isinstance(data, xr.DataTree):
+        if "posterior" not in data.children:
+            raise ValueError(
+                "Expected a DataTree with a `posterior` group (the result of pm.sample, "
+                f"pm.sample_smc, ...); its groups are {sorted(data.children) or 'none'}."
+            )
+        posterior = data["posterior"].to_dataset()
+    elif isinstance(data, xr.Dataset):
+        posterior = data
+    else:
+        raise TypeError(
+            "Expected the DataTree of pm.sample (or its posterior Dataset); got "
+            f"{type(data).__module__}.{type(data).__name__}."
+        )
+    names = [rv.name for rv in model.free_RVs]
+    missing = [name for name in names if name not in posterior]
+    if missing:
+        raise ValueError(
+            f"The posterior lacks the model's free variables {missing}: pass the DataTree that "
+            "this model's pm.sample returned (every free variable sampled and kept)."
+        )
+    if not {"chain", "draw"} <= set(posterior.dims):
+        raise ValueError("The posterior must have dims `chain` and `draw`.")
+    return posterior[names]
+
+
+def _value_draws(posterior, model, to_values) -> np.ndarray:
+    """Draws in the value space, flattened as the compiled density wants: (chain, draw, d)."""
+    n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
+    draws = [
+        posterior[rv.name].transpose("chain", "draw", ...).values.astype(rv.dtype)
+        for rv in model.free_RVs
+    ]
+    flat = to_values(*[d.reshape(n_chains * n_draws, *d.shape[2:]) for d in draws])
+    return np.asarray(flat, dtype=np.float64).reshape(n_chains, n_draws, -1)
+
+
+def _search_modes(model, to_values, fit, draws, n_starts, rng) -> MissedModes:
+    """Climb the log density from ``n_starts`` prior draws; report maxima the draws missed.
+
+    Where the prior cannot be forward-sampled, the starts are overdispersed around the draws
+    (the fitted normal with 5 times its scale).
+    """
+    mean, chol = fit_normal(fit)
+    names = [rv.name for rv in model.free_RVs]
+    try:
+        with warnings.catch_warnings():  # "Potentials are ignored": these are only starts
+            warnings.simplefilter("ignore")
+            prior = pm.sample_prior_predictive(
+                draws=n_starts, model=model, var_names=names, random_seed=rng.integers(2**31)
+            )["prior"].to_dataset()
+        starts = _value_draws(prior, model, to_values).reshape(n_starts, -1)
+    except Exception:  # noqa: BLE001 - any failure means "no prior draws"
+        starts = mean + 5.0 * rng.standard_normal((n_starts, mean.size)) @ chol.T
+    radius = float(np.max(np.linalg.norm(np.linalg.solve(chol, (draws - mean).T), axis=0)))
+    value_and_grad = compile_value_and_grad(model, model.logp(jacobian=True))
+    return missed_modes(value_and_grad, starts, mean, chol, radius)
+
+
+def _chunked(fn, model):
+    """``fn`` over row blocks small enough that a batch's per-observation arrays stay small."""
+    n_data = sum(int(np.size(model.rvs_to_values[rv].eval())) for rv in model.observed_RVs)
+    rows = int(np.clip(_CELLS_PER_CALL // max(n_data, 1), 16, 4096))
+
+    def logp(x):
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        return np.concatenate([fn(x[i : i + rows]) for i in range(0, len(x), rows)])
+
+    return logp
+
+
+def _refuse(model):
+    refuse_minibatch(model, ESTIMATOR)
+    improper = improper_priors(model)
+    if improper:
+        raise ValueError(
+            f"{ESTIMATOR}: {improper} have improper priors (Flat/HalfFlat), under which the "
+            "marginal likelihood is undefined (any constant multiplies the prior). Give them "
+            "proper priors."
+        )
+    discrete = [rv.name for rv in model.free_RVs if rv.dtype in discrete_types]
+    if discrete:
+        raise ValueError(
+            f"{ESTIMATOR} integrates over continuous parameters; {discrete} are discrete. "
+            "Marginalise them out (e.g. pm.Mixture instead of a latent categorical)."
+        )
+
+
+def bridge_problems(res: xr.Dataset, maxiter: int, same_data=True, n_starts=0) -> list[str]:
+    """Why the bridge-sampling estimate ``res`` should not be trusted; each says what to do."""
+    problems = []
+    n_draws, ess = int(res["n_draws"] + res["n_fit"]), float(res["ess"])
+    if n_draws < MIN_DRAWS:
+        problems.append(
+            f"only {n_draws} posterior draws (chains x draws); use at least {MIN_DRAWS} (half "
+            "of each chain fits the proposal, the other half enters the estimate)"
+        )
+    if not ess >= MIN_ESS:
+        problems.append(
+            f"the ESS of the posterior-side bridge terms is {ess:.0f} (< {MIN_ESS}), so the "
+            "error estimate is unreliable; draw more"
+        )
+    if float(res["max_rhat"]) > MAX_RHAT:
+        problems.append(
+            f"the chains disagree (largest R-hat of the unconstrained parameters "
+            f"{float(res['max_rhat']):.3f} > {MAX_RHAT}): they have not mixed, or found "
+            "different modes of a multimodal posterior, and bridge sampling needs draws from "
+            f"the whole posterior; run longer if they have not mixed, otherwise {EXCHANGE}"
+        )
+    overlap = float(res["overlap_posterior"]), float(res["overlap_proposal"])
+    if min(overlap) < MIN_OVERLAP:
+        problems.append(
+            f"the proposal misses posterior mass: only {overlap[0]:.0f} posterior draws and "
+            f"{overlap[1]:.0f} proposal draws carry the bridge sums (< {MIN_OVERLAP}), as "
+            "when the posterior is skewed, heavy-tailed or multimodal; try method='warp3' and "
+            f"more draws, and if the posterior is multimodal, {EXCHANGE}"
+        )
+    share = float(res["missed_mass"])
+    shift = -np.log1p(-share)  # log Z would move by this much with the missed modes' mass
+    if share > 0 and shift > float(res["mcse"]):
+        problems.append(
+            f"climbing the log density from {n_starts} prior draws found "
+            f"{int(res['missed_modes'])} mode(s) that no draw visited, holding about "
+            f"{share:.0%} of the evidence (Laplace), which moves log Z by about {shift:.2g}, "
+            "more than its MCSE: the draws cover one mode of a multimodal posterior and the "
+            f"estimate is that mode's evidence only; {EXCHANGE}"
+        )
+    if not bool(res["converged"]):
+        problems.append(
+            f"the iterative scheme did not converge in {maxiter} iterations; raise `maxiter`, "
+            "or draw more"
+        )
+    if not same_data:
+        problems.append(
+            "the DataTree's observed_data differ from the model's observed data, so the draws "
+            "are not from this model's posterior; pass the model that produced them"
+        )
+    return problems
+
+
+def _split_draws(draws):
+    """Each chain's first half (to fit the proposal) and second half (for the bridge), the
+    second half's effective size (median bulk ESS over parameters, within [2, n]) and the
+    largest rank R-hat of all the draws."""
+    n_draws = draws.shape[1]
+    if n_draws < 4:
+        raise ValueError(f"{ESTIMATOR} needs at least 4 draws per chain, got {n_draws}.")
+    fit, post = draws[:, : n_draws // 2], draws[:, n_draws // 2 :]
+    n_post = post.shape[0] * post.shape[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        post_ess = np.asarray(array_stats.ess(post, chain_axis=0, draw_axis=1, method="bulk"))
+        max_rhat = float(
+            np.nanmax(array_stats.rhat(draws, chain_axis=0, draw_axis=1, method="rank"))
+        )
+    n_post_eff = float(np.clip(np.nan_to_num(np.median(post_ess), nan=n_post), 2.0, n_post))
+    return fit, post, n_post_eff, max_rhat
+
+
+def _terms_ess(f2) -> float:
+    """The ESS of the posterior draws' bridge terms ``(chain, draw)``; all of them where the
+    terms are constant (a perfect proposal, where ArviZ's ESS is not finite)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ess = float(array_stats.ess(f2, chain_axis=0, draw_axis=1, method="mean"))
+    return ess if np.isfinite(ess) else float(f2.size)
+
+
+def bridge_sampling(
+    idata,
+    model=None,
+    *,
+    method="normal",
+    n_proposal=None,
+    random_seed=None,
+    tol=1e-10,
+    maxiter=1000,
+    mode_search=8,
+) -> xr.Dataset:
+    r"""Log marginal likelihood of a posterior sample by bridge sampling, with its MCSE.
+
+    Parameters
+    ----------
+    idata : DataTree or Dataset
+        The result of ``pm.sample`` (NUTS, Metropolis, MALA, ...), of
+        ``pm.sample(step=pmt.ExchangeMC())`` (its posterior is the ``beta = 1`` rung) or of
+        ``pm.sample_smc``; or its posterior Dataset. Every free variable must be in it, with
+        dims ``(chain, draw, ...)``.
+    model : pm.Model, optional
+        The model that produced ``idata``; defaults to the model on the context stack. Its
+        priors must be proper and its observations the full data (no ``pm.Minibatch``).
+    method : {"normal", "warp3"}, default "normal"
+        The proposal: a multivariate normal with the fitting draws' mean and covariance, or
+        Meng & Schilling's Warp-3, which also matches skewness (better for skewed posteriors;
+        twice the density evaluations).
+    n_proposal : int, optional
+        Number of proposal draws; default as many as posterior draws enter the estimate.
+    random_seed : int or numpy.random.Generator, optional
+        Seeds the proposal draws; the same seed and draws give the same result.
+    tol, maxiter : float, int, default 1e-10, 1000
+        The iterative scheme stops when :math:`\log \hat Z` changes by less than ``tol``.
+    mode_search : int, default 8
+        Number of prior draws from which BFGS climbs the log density, looking for modes that
+        no posterior draw visited (:func:`pymc_tempering.evidence.core.bridge.missed_modes`); 0
+        skips the search (about a second for small models, mostly compilation).
+
+    Returns
+    -------
+    xarray.Dataset
+        Scalars ``log_marginal_likelihood``, ``mcse`` (standard error of
+        :math:`\log \hat Z`), ``relative_error`` (estimated relative error of
+        :math:`\hat Z`, Fruhwirth-Schnatter 2004; to first order the same number), ``ess``
+        (of the posterior-side bridge terms), ``n_iterations``, ``converged``, ``max_rhat``
+        (rank-normalised split R-hat of the unconstrained parameters, largest over
+        parameters), ``overlap_posterior`` and ``overlap_proposal`` (how many draws of each
+        side carry the bridge sums, :func:`pymc_tempering.evidence.core.bridge.overlap_ess`),
+        ``missed_modes`` and ``missed_mass`` (modes the mode search found that no draw
+        visited, and their share of the evidence by Laplace's approximation; 0 if none),
+        ``n_draws`` (posterior draws in the estimate), ``n_fit`` and ``n_proposal``.
+        ``attrs``: ``estimator="bridge_sampling"``, ``method``, ``observed_data`` (the
+        fingerprint :func:`pymc_tempering.compare_evidence` compares), ``ladder_start=0.0``
+        and ``warning`` (the EvidenceWarning's text, ``""`` if none).
+
+    Warns
+    -----
+    EvidenceWarning
+        If there are fewer than 400 draws, the posterior-side terms' ESS is below 100, the
+        chains disagree (R-hat > 1.01: not mixed, or stuck in different modes), fewer than 100
+        draws carry either side's bridge sum (the proposal misses posterior mass), the mode
+        search found modes that no draw visited and that move log Z by more than its MCSE,
+        the scheme did not converge, or the DataTree's observed data are not the model's.
+
+    Notes
+    -----
+    The density bridged is the model's joint log density in the unconstrained value space,
+    ``model.logp(jacobian=True)`` (priors, the transforms' Jacobians, observed variables and
+    Potentials): integrating it over the value space gives the same :math:`Z` as integrating
+    prior times likelihood over the constrained space. The posterior's draws are mapped there
+    with the forward maps of PyMC's value transforms (``model.rvs_to_transforms``).
+
+    The MCSE is :math:`\sqrt{\mathrm{RE}^2}`, Fruhwirth-Schnatter's (2004) relative mean squared
+    error (:func:`pymc_tempering.evidence.core.bridge.relative_mse`), with ArviZ's split-chain
+    ESS of the posterior-side terms for the autocorrelation of MCMC draws; the weight of the
+    posterior draws in the bridge function is the median bulk ESS of the parameters. It
+    treats the fitted proposal as fixed and assumes the draws come from the whole posterior.
+
+    Multimodal posteriors. Chains stuck in different modes show as R-hat above 1.01 (and a
+    low ESS of the bridge terms) and are warned about. Chains that all found the same mode
+    look like a unimodal posterior, nothing in the draws can tell, and the estimate is the
+    evidence of that mode alone: that is what the mode search is for. It climbs the log
+    density from ``mode_search`` prior draws and warns about maxima beyond the farthest draw
+    (in the fitted proposal's scale) whose Laplace mass would move log Z by more than its
+    MCSE. It finds modes whose basins the prior draws reach; where several modes are
+    possible, sample with :class:`pymc_tempering.ExchangeMC` and compare with
+    :func:`pymc_tempering.thermodynamic_integration`.
+
+    References
+    ----------
+    X.-L. Meng and W. H. Wong (1996), Statistica Sinica 6. X.-L. Meng and S. Schilling (2002),
+    Warp bridge sampling, JCGS 11. S. Fruhwirth-Schnatter (2004), Econometrics Journal 7.
+    Q. F. Gronau et al. (2017), A tutorial on bridge sampling, J. Math. Psychology 81.
+
+    Examples
+    --------
+    >>> with model:                                                  # doctest: +SKIP
+    ...     idata = pm.sample(random_seed=1)
+    >>> res = pmt.bridge_sampling(idata, model, random_seed=1)       # doctest: +SKIP
+    >>> float(res.log_marginal_likelihood), float(res.mcse)          # doctest: +SKIP
+    """
+    model = modelcontext(model)
+    _refuse(model)
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}.")
+    posterior = _posterior(idata, model)
+    to_values = compile_value_transform(model)
+    draws = _value_draws(posterior, model, to_values)
+    n_params = draws.shape[2]
+    fit, post, n_post_eff, max_rhat = _split_draws(draws)
+    n_post = post.shape[0] * post.shape[1]
+    n_proposal = n_post if n_proposal is None else int(n_proposal)
+
+    logp = _chunked(compile_batched_logp(model), model)
+    rng = np.random.default_rng(random_seed)
+    l1, l2 = log_ratios(
+        logp, fit.reshape(-1, n_params), post.reshape(-1, n_params), n_proposal, rng, method
+    )
+    result = iterate_bridge(l1, l2, n_post_eff=n_post_eff, tol=tol, maxiter=maxiter)
+    f1, f2 = bridge_terms(result.log_z, l1.reshape(post.shape[:2]), l2, n_post_eff=n_post_eff)
+    ess = _terms_ess(f2)
+    re2 = relative_mse(f1, f2, ess)
+
+    missed = MissedModes(0, -np.inf, np.nan)
+    if mode_search:
+        missed = _search_modes(
+            model, to_values, fit.reshape(-1, n_params), draws.reshape(-1, n_params),
+            int(mode_search), rng,
+        )  # fmt: skip
+    model_data, trace_data = model_fingerprint(model), observed_fingerprint(idata)
+    res = xr.Dataset(
+        {
+            "log_marginal_likelihood": result.log_z,
+            "mcse": np.sqrt(re2),
+            "relative_error": np.sqrt(re2),
+            "ess": ess,
+            "n_iterations": result.n_iterations,
+            "converged": result.converged,
+            "max_rhat": max_rhat,
+            "overlap_posterior": overlap_ess(f2),
+            "overlap_proposal": overlap_ess(f1),
+            "missed_modes": missed.n_modes,
+            # share of Z_hat + Z_missed in the missed modes: 1 / (1 + Z_hat / Z_missed)
+            "missed_mass": float(np.exp(-np.logaddexp(0.0, result.log_z - missed.log_mass))),
+            "n_draws": n_post,
+            "n_fit": fit.shape[0] * fit.shape[1],
+            "n_proposal": n_proposal,
+        },
+        attrs={
+            "estimator": ESTIMATOR,
+            "method": method,
+            "observed_data": trace_data if trace_data is not None else model_data,
+            "ladder_start": 0.0,
+        },
+    )
+    same_data = trace_data is None or trace_data == model_data
+    problems = bridge_problems(res, maxiter, same_data, int(mode_search))
+    res.attrs["warning"] = warn(ESTIMATOR, problems, stacklevel=2)
+    return res

@@ -1,0 +1,212 @@
+"""When an evidence estimate is not to be trusted: every check behind an EvidenceWarning.
+
+Each check returns a list of problems, each a sentence that says what is wrong and what to do;
+:func:`warn` joins them into one :class:`EvidenceWarning`. The checks read only arrays and the
+labelled trace, never a model.
+
+What they guard against, for thermodynamic integration (TI) and stepping stone (SS):
+
+* sampling: too few draws, low ESS, pairs of rungs that never swap, a ladder that does not
+  start at 0, too few prior draws inside the likelihood's support;
+* quadrature (TI): the estimated discretisation error
+  (:func:`pymc_tempering.evidence.core.tempered.ti_discretisation_error`) is not small against the
+  MCSE, or the corrected rule leaves the bracket that monotonicity of
+  :math:`E_\\beta[\\ell]` guarantees (left and right Riemann sums);
+* heavy tails: a rung's log-likelihood draws that matter to TI, or a stone's importance
+  weights (SS), have a Pareto tail :math:`\\hat k` at which the MCSE means nothing (Vehtari et
+  al. 2024);
+* disagreement: TI and SS computed from the same draws differ by more than their Monte Carlo
+  error explains and by more than the estimate's own error bar.
+"""
+
+import warnings
+
+import numpy as np
+import xarray as xr
+
+from pymc_tempering.evidence.core.tempered import khat_threshold
+
+__all__ = [
+    "EvidenceWarning",
+    "sampling_problems",
+    "count_problems",
+    "quadrature_problems",
+    "pooled_quadrature_problems",
+    "tail_problems",
+    "agreement_problems",
+    "ladder_problems",
+    "warn",
+    "EVIDENCE_LADDER_CAVEAT",
+]
+
+MIN_DRAWS = 400  # chains * draws below which an evidence estimate is flagged
+MIN_ESS = 100  # effective sample size below which a rung (or the estimate) is flagged
+MIN_SWAP_RATE = 0.01  # neighbouring-pair swap acceptance below which the ladder is flagged
+MIN_SUPPORT_DRAWS = 100  # prior draws with non-zero likelihood needed to estimate their share
+MAX_TERMS_KHAT = 0.5  # draws with a heavier tail have no finite variance
+ADD_RUNGS = "sample with a finer ladder that starts low, e.g. betas=pmt.evidence_ladder(256)"
+#: the one caveat of a ladder re-placed for the evidence during tuning, measured (issue 19)
+EVIDENCE_LADDER_CAVEAT = (
+    "the ladder was re-placed for the evidence during tuning (ladder='adaptive', "
+    "ladder_objective='evidence'), whose error bars were too small on a multimodal target: on "
+    "the egg box replicas made 2.5x fewer round trips than on the fixed ladder and a slow drift "
+    "common to all chains escaped the MCSE (mean error +0.032 against an MCSE of 0.027, "
+    "coverage 0.76 over 50 seeds); confirm the number with the fixed ladder (ladder='geometric')"
+)
+
+
+class EvidenceWarning(UserWarning):
+    """An evidence estimate was computed but should not be trusted as it stands."""
+
+
+def _some(indices, shown=6):
+    listed = ", ".join(str(int(i)) for i in indices[:shown])
+    return listed + (", ..." if len(indices) > shown else "")
+
+
+def count_problems(n_draws, ess_rung, ess_total) -> list[str]:
+    """Too few draws, rungs or an estimate with low ESS: for one ladder, or for chains with
+    their own ladders pooled (totals over chains, rung by rung index)."""
+    problems = []
+    if n_draws < MIN_DRAWS:
+        problems.append(f"only {n_draws} draws per rung (chains x draws); use at least {MIN_DRAWS}")
+    low = np.flatnonzero(ess_rung < MIN_ESS)
+    if low.size:
+        problems.append(
+            f"{low.size} rungs ({_some(low)}) have loglik ESS below {MIN_ESS} "
+            f"(min {np.nanmin(ess_rung):.0f}); draw more or use more sweeps_per_draw"
+        )
+    if ess_total < MIN_ESS:
+        problems.append(f"the estimate's ESS is {ess_total:.0f} (< {MIN_ESS})")
+    return problems
+
+
+def sampling_problems(ds: xr.Dataset, betas, ess_rung, ess_total, support,
+                      counts: bool = True) -> list[str]:  # fmt: skip
+    """Problems of the run itself, common to every estimator. ``counts=False`` leaves out
+    :func:`count_problems`: for one chain of several with their own ladders, whose draws and
+    ESS count only pooled (the caller checks the totals)."""
+    problems = []
+    if betas[0] > 0:
+        problems.append(
+            f"the ladder starts at beta = {betas[0]:.3g}, not 0, so this is log Z(1) - "
+            f"log Z({betas[0]:.3g}), not log Z; sample with a ladder whose first beta is 0"
+        )
+    n_draws = ds.sizes["chain"] * ds.sizes["draw"]
+    if counts:
+        problems += count_problems(n_draws, ess_rung, ess_total)
+    if "swap_accept" in ds:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            rates = np.nanmean(ds["swap_accept"].values, axis=(0, 1))
+        stuck = np.flatnonzero(~(rates >= MIN_SWAP_RATE))
+        if stuck.size:
+            problems.append(
+                f"{stuck.size} neighbouring pairs (lower rungs {_some(stuck)}) swap with rate "
+                f"below {MIN_SWAP_RATE} (replicas do not travel the ladder); add rungs there"
+            )
+    inside = support[0] * n_draws
+    effective = inside * min(1.0, np.nan_to_num(ess_rung[0], nan=n_draws) / n_draws)
+    if support[0] < 1 and effective < MIN_SUPPORT_DRAWS:
+        share = f"about {support[0]:.2g}" if inside else f"below about {3 / n_draws:.2g}"
+        problems.append(
+            f"only {inside:.0f} of {n_draws} prior draws (beta = 0) have non-zero likelihood, "
+            f"too few to estimate the prior mass of the likelihood's support ({share}), which "
+            "log Z includes; draw more, or reparametrise so that the prior puts more mass "
+            "where the likelihood is positive"
+        )
+    return problems
+
+
+def _discretisation_problem(discretisation_error, mcse) -> list[str]:
+    if discretisation_error > mcse:
+        return [
+            f"the estimated quadrature error ({discretisation_error:.3g}) exceeds the MCSE "
+            f"({mcse:.3g}): E_beta[loglik] bends between rungs faster than the ladder resolves; "
+            f"{ADD_RUNGS}, or use stepping_stone on these draws"
+        ]
+    return []
+
+
+def pooled_quadrature_problems(discretisation_error, mcse) -> list[str]:
+    """Per-chain ladders pooled: the chains' mean quadrature error against the pooled MCSE,
+    which is smaller than each chain's by about sqrt(n_chains)."""
+    return [f"pooled over chains: {p}" for p in _discretisation_problem(discretisation_error, mcse)]
+
+
+def quadrature_problems(betas, mean, corrected, discretisation_error, mcse) -> list[str]:
+    r"""TI's estimated discretisation error against its MCSE, and the monotone bracket.
+
+    ``mean`` are the rung means (over finite draws) and ``corrected`` the corrected rule's
+    integral (without the log support fraction). :math:`E_\beta[\ell]` increases with
+    :math:`\beta` (its derivative is a variance), so the integral lies between the left and the
+    right Riemann sums; a corrected rule outside them (beyond Monte Carlo error) is noise.
+    """
+    problems = _discretisation_problem(discretisation_error, mcse)
+    width = np.diff(betas)
+    lower, upper = width @ mean[:-1], width @ mean[1:]
+    if not lower - 4 * mcse <= corrected <= upper + 4 * mcse:
+        problems.append(
+            f"the corrected rule ({corrected:.4g}) leaves the bracket [{lower:.4g}, "
+            f"{upper:.4g}] that the rung means guarantee: its variance correction is noise; "
+            f"{ADD_RUNGS}"
+        )
+    return problems
+
+
+def tail_problems(n_draws: int, mcse: float, rung_khat=None, influence=None, stone_khat=None):
+    """Heavy tails: of a rung's log-likelihood where its extreme draws move TI's estimate by
+    more than a tenth of its MCSE, and of a stone's importance weights (SS)."""
+    problems = []
+    if rung_khat is not None:
+        heavy = np.flatnonzero((rung_khat > MAX_TERMS_KHAT) & (influence > 0.1 * mcse))
+        if heavy.size:
+            problems.append(
+                f"{heavy.size} rungs ({_some(heavy)}) have heavy-tailed loglik draws (Pareto k "
+                f"up to {np.max(rung_khat[heavy]):.2f} > {MAX_TERMS_KHAT}: no finite variance) "
+                f"whose extreme draws move the estimate by up to {np.max(influence[heavy]):.3g},"
+                " so the MCSE is unreliable; this happens under rungs near beta = 0 when the "
+                f"prior is heavy-tailed; {ADD_RUNGS}, or use stepping_stone on these draws"
+            )
+    if stone_khat is not None:
+        bad = np.flatnonzero(stone_khat > khat_threshold(n_draws))
+        if bad.size:
+            problems.append(
+                f"{bad.size} stones (lower rungs {_some(bad)}) have heavy-tailed importance "
+                f"weights (Pareto k up to {np.max(stone_khat[bad]):.2f} > "
+                f"{khat_threshold(n_draws):.2f}): their log ratios and MCSE are unreliable; "
+                "add rungs between those betas"
+            )
+    return problems
+
+
+def ladder_problems(step: dict | None) -> list[str]:
+    """The caveat of a ladder re-placed for the evidence during tuning, from the step the run
+    records (:func:`pymc_tempering.resume.run.saved_step`): a run built by hand with
+    ``ExchangeMC(ladder="adaptive", ladder_objective="evidence")`` gets it as
+    ``marginal_likelihood(ladder="adaptive")`` does."""
+    kwargs = (step or {}).get("kwargs", {})
+    if kwargs.get("ladder") == "adaptive" and kwargs.get("ladder_objective") == "evidence":
+        return [EVIDENCE_LADDER_CAVEAT]
+    return []
+
+
+def agreement_problems(estimate, mcse, other, other_name, diff_mcse) -> list[str]:
+    """The other estimator on the same draws disagrees beyond Monte Carlo error and error bar."""
+    gap = abs(estimate - other)
+    if gap > 4 * diff_mcse and gap > mcse:
+        return [
+            f"{other_name} on the same draws gives {other:.4f}, {gap:.3g} away: more than "
+            f"Monte Carlo error explains (MCSE of the difference {diff_mcse:.2g}) and more "
+            f"than this estimate's MCSE; one of them is biased; {ADD_RUNGS}"
+        ]
+    return []
+
+
+def warn(estimator: str, problems: list[str], stacklevel: int = 3) -> str:
+    """Emit one EvidenceWarning listing ``problems``; return its text ('' if none)."""
+    if not problems:
+        return ""
+    message = f"{estimator}: the estimate may not be trustworthy: " + "; ".join(problems) + "."
+    warnings.warn(message, EvidenceWarning, stacklevel=stacklevel + 1)
+    return message

@@ -1,0 +1,233 @@
+r"""Singular learning theory from power-posterior draws: the NumPy cores. No PyMC import.
+
+Watanabe's WBIC (2013), the learning coefficient (real log canonical threshold) :math:`\lambda`
+by the two-temperature and the fluctuation estimators, and the local learning coefficient
+(LLC, Lau et al. 2023). The log-likelihood :math:`\ell(w) = \sum_i \log p(x_i \mid w) = -nL_n(w)
++ \text{const}` is what ExchangeMC records per rung, so with :math:`E_\beta` the mean under
+:math:`\propto \varphi(w)e^{\beta\ell(w)}`:
+
+* :math:`\mathrm{WBIC} = E_{\beta^*}[-\ell]`, :math:`\beta^* = 1/\log n` (Watanabe 2013,
+  eq. 8): it estimates the free energy :math:`F = -\log Z` to :math:`O_p(\sqrt{\log n})`.
+* two-temperature: :math:`\hat\lambda = (E_{\beta_1}[-\ell] - E_{\beta_2}[-\ell]) /
+  (1/\beta_1 - 1/\beta_2)` (Watanabe 2013, Corollary 3), since
+  :math:`E_\beta[-\ell] \approx nL_n(w_0) + \lambda/\beta`;
+* fluctuation: :math:`\hat\lambda = \beta^2\,\mathrm{Var}_\beta[\ell]`, the derivative of the
+  same relation (:math:`dE_\beta[\ell]/d\beta = \mathrm{Var}_\beta[\ell]`);
+* LLC: :math:`\hat\lambda(w^*) = n\beta^*(E[L_n(w)] - L_n(w^*)) = \beta^*(\ell(w^*) -
+  E[\ell(w)])` under the localised tempered posterior.
+
+Every function returns per-draw terms whose mean is the estimate (the delta-method influence
+of each draw added to the estimate, as :func:`pymc_tempering.evidence.core.tempered.ti_draws` does),
+so an autocorrelation-aware MCSE of their mean is the estimate's MCSE, with the correlation
+between rungs (both rungs of a two-temperature pair come from the same sweeps) included.
+Where the wanted :math:`\beta` is not a rung, :func:`reweighted_moments` reads it from a
+neighbouring rung by self-normalised importance weights :math:`e^{(\beta - \beta_l)\ell}`, at
+the cost in ESS that it reports.
+"""
+
+import numpy as np
+
+__all__ = [
+    "reweighted_moments",
+    "wbic_draws",
+    "fluctuation_draws",
+    "two_temperature_draws",
+    "learning_coefficient_curve",
+    "llc_draws",
+    "localization_term",
+    "check_localization",
+]
+
+
+def reweighted_moments(loglik, delta_beta=0.0):
+    r"""Mean and variance of ``loglik`` under :math:`\beta_l + \delta`, from draws at
+    :math:`\beta_l`, with the per-draw terms of both.
+
+    Self-normalised importance sampling with weights :math:`w_d \propto e^{\delta\ell_d}`,
+    :math:`W_d = w_d / \bar w`: :math:`\hat m = \overline{W\ell}`, :math:`\hat V =
+    \overline{W(\ell - \hat m)^2}`; the terms :math:`\hat m + W_d(\ell_d - \hat m)` and
+    :math:`\hat V + W_d((\ell_d - \hat m)^2 - \hat V)` have means :math:`\hat m` and
+    :math:`\hat V` and carry each draw's influence (delta method). ``delta_beta = 0`` gives
+    the plain mean, the draws themselves, and the ``ddof=0`` variance.
+
+    Parameters
+    ----------
+    loglik : array_like
+        Finite log-likelihood draws of one rung, any shape (e.g. ``(chain, draw)``).
+    delta_beta : float, default 0.0
+        :math:`\delta`, the target's :math:`\beta` minus the rung's.
+
+    Returns
+    -------
+    mean, var : float
+    mean_terms, var_terms : ndarray
+        ``loglik``'s shape.
+    ess_fraction : float
+        Kish's :math:`(\sum w)^2 / (S\sum w^2)`: the share of the draws' ESS that survives the
+        reweighting (1 for ``delta_beta = 0``).
+
+    Examples
+    --------
+    >>> m, v, mt, vt, f = reweighted_moments(np.array([1.0, 2.0, 3.0]))
+    >>> float(m), float(v), float(f)
+    (2.0, 0.6666666666666666, 1.0)
+    """
+    loglik = np.asarray(loglik, dtype=float)
+    if not np.all(np.isfinite(loglik)):
+        raise ValueError(
+            "`loglik` holds non-finite values; WBIC and the learning coefficient need a rung "
+            "with beta > 0, where every draw has a finite log-likelihood."
+        )
+    if delta_beta == 0:
+        weights = np.ones_like(loglik)
+    else:
+        log_w = float(delta_beta) * loglik
+        weights = np.exp(log_w - log_w.max())
+        weights = weights / weights.mean()
+    mean = float(np.mean(weights * loglik))
+    squares = (loglik - mean) ** 2
+    var = float(np.mean(weights * squares))
+    mean_terms = mean + weights * (loglik - mean)
+    var_terms = var + weights * (squares - var)
+    ess_fraction = float(1.0 / np.mean(weights**2))
+    return mean, var, mean_terms, var_terms, ess_fraction
+
+
+def wbic_draws(loglik, delta_beta=0.0):
+    r"""Per-draw terms of WBIC, :math:`E_{\beta^*}[-\ell]`, from one rung's draws (reweighted by
+    ``delta_beta`` = :math:`\beta^* - \beta_l` when the rung is not at :math:`\beta^*`).
+
+    Returns
+    -------
+    terms : ndarray
+        Mean = WBIC.
+    ess_fraction : float
+        As :func:`reweighted_moments`.
+    """
+    _, _, mean_terms, _, ess_fraction = reweighted_moments(loglik, delta_beta)
+    return -mean_terms, ess_fraction
+
+
+def fluctuation_draws(loglik, beta, delta_beta=0.0):
+    r"""Per-draw terms of the fluctuation estimator :math:`\beta^2\,\mathrm{Var}_\beta[\ell]`
+    at :math:`\beta` = ``beta``, from draws at ``beta - delta_beta``.
+
+    Returns
+    -------
+    terms : ndarray
+        Mean = :math:`\beta^2\hat V`.
+    ess_fraction : float
+    """
+    _, _, _, var_terms, ess_fraction = reweighted_moments(loglik, delta_beta)
+    return float(beta) ** 2 * var_terms, ess_fraction
+
+
+def two_temperature_draws(loglik_1, loglik_2, beta_1, beta_2):
+    r"""Per-draw terms of Watanabe's two-temperature estimator of :math:`\lambda`.
+
+    :math:`(E_{\beta_1}[-\ell] - E_{\beta_2}[-\ell]) / (1/\beta_1 - 1/\beta_2)` from draws of
+    two rungs recorded at the same sweeps (arrays of equal shape), so that the terms' MCSE
+    includes the rungs' correlation.
+
+    Returns
+    -------
+    ndarray
+        ``loglik_1``'s shape; mean = the estimate.
+    """
+    beta_1, beta_2 = float(beta_1), float(beta_2)
+    if not 0 < beta_1 < beta_2:
+        raise ValueError(f"Need 0 < beta_1 < beta_2, got {beta_1} and {beta_2}.")
+    loglik_1, loglik_2 = np.asarray(loglik_1, float), np.asarray(loglik_2, float)
+    if loglik_1.shape != loglik_2.shape:
+        raise ValueError(
+            f"The two rungs' draws differ in shape: {loglik_1.shape} and {loglik_2.shape}."
+        )
+    return (loglik_2 - loglik_1) / (1.0 / beta_1 - 1.0 / beta_2)
+
+
+def learning_coefficient_curve(betas, loglik, *, rung_axis=-1):
+    r"""Both estimators of :math:`\lambda` at every rung (fluctuation) and rung pair
+    (two-temperature) of a ladder, as per-draw terms.
+
+    Parameters
+    ----------
+    betas : array_like, shape (n_rungs,)
+        Strictly increasing; rungs with :math:`\beta = 0` get NaN (no :math:`\lambda` there).
+    loglik : array_like
+        Draws with the rungs on ``rung_axis``.
+
+    Returns
+    -------
+    fluctuation : ndarray
+        ``loglik``'s shape (rungs last): terms whose mean over draws is
+        :math:`\beta_l^2\,\mathrm{Var}_{\beta_l}[\ell]`.
+    two_temperature : ndarray
+        Rungs-last, one fewer: the two-temperature terms of each pair ``(l, l + 1)``.
+    """
+    betas = np.asarray(betas, dtype=float)
+    loglik = np.moveaxis(np.asarray(loglik, dtype=float), rung_axis, -1)
+    if loglik.shape[-1] != betas.size or np.any(np.diff(betas) <= 0):
+        raise ValueError("`betas` must be strictly increasing, one per rung of `loglik`.")
+    fluctuation = np.full(loglik.shape, np.nan)
+    pairs = np.full((*loglik.shape[:-1], betas.size - 1), np.nan)
+    for rung, beta in enumerate(betas):
+        if beta > 0:
+            fluctuation[..., rung] = fluctuation_draws(loglik[..., rung], beta)[0]
+            if rung + 1 < betas.size:
+                pairs[..., rung] = two_temperature_draws(
+                    loglik[..., rung], loglik[..., rung + 1], beta, betas[rung + 1]
+                )
+    return fluctuation, pairs
+
+
+def llc_draws(loglik, loglik_center, beta):
+    r"""Per-draw terms of the local learning coefficient :math:`\hat\lambda(w^*) =
+    \beta(\ell(w^*) - E[\ell(w)])`, ``loglik`` the full-data log-likelihood of draws of the
+    localised tempered posterior and ``loglik_center`` that of :math:`w^*`.
+
+    Examples
+    --------
+    >>> llc_draws(np.array([-3.0, -5.0]), -2.0, 0.5)
+    array([0.5, 1.5])
+    """
+    loglik = np.asarray(loglik, dtype=float)
+    if not (np.all(np.isfinite(loglik)) and np.isfinite(loglik_center)):
+        raise ValueError("The log-likelihoods of the draws and of the centre must be finite.")
+    return float(beta) * (float(loglik_center) - loglik)
+
+
+def localization_term(x, center, strength):
+    r"""The LLC's localising log density :math:`-\tfrac\gamma2|x - w^*|^2` and its gradient
+    :math:`-\gamma(x - w^*)` (``strength`` = :math:`\gamma`), added by the samplers' option
+    ``localization=`` to the tempered log density; it is not tempered by :math:`\beta`.
+
+    Examples
+    --------
+    >>> localization_term(np.array([1.0, 2.0]), np.array([1.0, 0.0]), 3.0)
+    (-6.0, array([-0.,  -6.]))
+    """
+    diff = np.asarray(x, dtype=float) - center
+    return -0.5 * strength * float(diff @ diff), -strength * diff
+
+
+def check_localization(localization, center, vars_point_map):
+    """``(strength, flat centre)`` from a sampler's ``localization`` and
+    ``localization_center`` arguments; ``vars_point_map(center) -> flat array`` maps a dict
+    of value-space arrays to the sampler's flat vector. ``(0.0, None)`` when off."""
+    strength = 0.0 if localization is None else float(localization)
+    if not (np.isfinite(strength) and strength >= 0):
+        raise ValueError(
+            f"`localization` (gamma of the term -gamma/2 |w - w*|^2) must be a finite number "
+            f">= 0, got {localization}."
+        )
+    if strength == 0:
+        return 0.0, None
+    if center is None:
+        raise ValueError(
+            "`localization` needs `localization_center=` (w*): a dict {value variable name: "
+            "array} in the transformed (value) space, as pm.find_MAP returns it."
+        )
+    flat = np.asarray(vars_point_map(center), dtype=np.float64)
+    if not np.all(np.isfinite(flat)):
+        raise ValueError(f"`localization_center` must be finite, got {center}.")
+    return strength, flat

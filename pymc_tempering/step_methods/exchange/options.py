@@ -1,0 +1,196 @@
+"""ExchangeMC's arguments, checked once: the model checks and a typed options record.
+
+:func:`check_model` refuses the models tempering cannot run; :func:`exchange_options` checks
+every option that needs no compiled density, :func:`local_settings` those that need its size
+and the explorer's default acceptance rate. Each error names the argument and the fix.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from pytensor.compile.mode import get_mode
+
+from pymc_tempering.ladder import make_ladder
+from pymc_tempering.step_methods._compile import (
+    check_all_free,
+    has_likelihood,
+    improper_priors,
+    refuse_minibatch,
+)
+from pymc_tempering.step_methods.exchange.explorers import EXPLORERS
+from pymc_tempering.step_methods.exchange.swap import SWAP_SCHEMES
+from pymc_tempering.step_methods.exchange.tuning import LADDER_OBJECTIVES
+
+__all__ = [
+    "ExchangeOptions",
+    "LocalSettings",
+    "check_model",
+    "exchange_options",
+    "local_settings",
+    "dense_proposal",
+    "check_compile_kwargs",
+]
+
+INITS = ("prior", "jitter")
+# PyTensor linkers whose outputs are not NumPy arrays (or that cannot run the batched graph):
+# the sweep's compiled NumPy kernels need NumPy, written in place
+FOREIGN_LINKERS = ("JAXLinker", "PytorchLinker", "MLXLinker", "_DummyLinker")
+PROPOSALS = ("auto", "diag", "dense")
+# proposal="auto" is dense up to this many continuous parameters, per explorer. Measured
+# (benchmarks/bench_exchange.py --correlated): the random walk, 10 parameters, min ESS 16x the
+# diagonal's; 50 parameters, no gain (neither mixes in 1,000 tuning draws) at 3x the CPU time,
+# as a dense tuning sweep evaluates n_rungs * d shifted points: 20 lies between the two. MALA
+# (its own gradients, no extra points, ceil(d^(1/3)) local moves per sweep): 12-15x the
+# diagonal's min ESS per CPU second on the 50-parameter latent AR(1) (85-99 against 5.5-8.1,
+# 32 rungs, 2 x 1,000 draws, busy machine).
+DENSE_MAX_PARAMS = {"rwm": 20, "mala": 64, "independent": 20}
+
+
+@dataclass(frozen=True)
+class ExchangeOptions:
+    """The options of :class:`~pymc_tempering.step_methods.exchange.sampler.ExchangeMC`, checked."""
+
+    betas: np.ndarray  # the starting ladder
+    adaptive_ladder: bool
+    adapt_n_rungs: bool
+    max_rungs: int  # length of the per-rung stats (padded when the number of rungs is tuned)
+    ladder_objective: str
+    swap_scheme: str
+    sweeps_per_draw: int
+    init: str
+    explorer: str
+    proposal: str
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    """The local moves' settings that need the model's size and the explorer."""
+
+    prior_rung: bool
+    target_accept: float
+    initial_log_scaling: float
+
+
+def _check_choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(f"`{name}` must be one of {tuple(choices)}, got {value!r}.")
+
+
+def check_model(model, vars) -> None:
+    """Refuse models ExchangeMC cannot temper: partial ``vars``, minibatches, no likelihood."""
+    check_all_free(model, vars, "ExchangeMC")
+    refuse_minibatch(model, "ExchangeMC")
+    if not has_likelihood(model):
+        raise ValueError(
+            "ExchangeMC needs likelihood terms (observed variables or Potentials that depend "
+            "on the free variables): tempering a model without them does nothing. Add "
+            "`observed=` data, or sample the prior with pm.sample_prior_predictive."
+        )
+
+
+def exchange_options(
+    model, *, betas, n_rungs, ladder, ladder_objective, adapt_n_rungs, swap_scheme,
+    sweeps_per_draw, init, explorer, proposal="diag",
+) -> ExchangeOptions:  # fmt: skip
+    """The ladder and every option that needs no compiled density, checked in this order."""
+    betas = make_ladder(betas, n_rungs, ladder)
+    adaptive = ladder == "adaptive"
+    if adapt_n_rungs and not adaptive:
+        raise ValueError(
+            "`adapt_n_rungs=True` needs ladder='adaptive': the number of rungs is chosen "
+            "from the barrier that the adaptive rounds measure."
+        )
+    improper = improper_priors(model)
+    if betas[0] == 0 and improper:
+        raise ValueError(
+            f"The ladder starts at beta = 0, where rung 1 samples the prior, but {improper} "
+            "have improper priors (Flat/HalfFlat). Give them proper priors, or pass `betas=` "
+            "starting above 0 (the evidence then cannot be computed from this run)."
+        )
+    _check_choice("swap_scheme", swap_scheme, SWAP_SCHEMES)
+    if (
+        isinstance(sweeps_per_draw, bool)
+        or not isinstance(sweeps_per_draw, int | np.integer)
+        or sweeps_per_draw < 1
+    ):
+        raise ValueError(f"`sweeps_per_draw` must be a positive integer, got {sweeps_per_draw!r}.")
+    _check_choice("init", init, INITS)
+    _check_choice("explorer", explorer, EXPLORERS)
+    _check_proposal(proposal, explorer)
+    _check_choice("ladder_objective", ladder_objective, LADDER_OBJECTIVES)
+    # chains tune separately and may settle on different numbers of rungs: the per-rung stats
+    # keep one length for all of them
+    max_rungs = max(2 * betas.size, 64) if adapt_n_rungs else betas.size
+    return ExchangeOptions(
+        betas, adaptive, bool(adapt_n_rungs), max_rungs, ladder_objective, swap_scheme,
+        int(sweeps_per_draw), init, explorer, proposal,
+    )  # fmt: skip
+
+
+def local_settings(
+    prior_rung, target_accept, scaling, *, betas, density, default_target_accept, n_discrete=0
+) -> LocalSettings:
+    """``prior_rung`` (default: wherever possible), ``target_accept`` (default: the explorer's
+    ``default_target_accept``) and the initial proposal scale (default ``2.38 / sqrt(d)``, ``d``
+    the number of continuous parameters)."""
+    n_params = max(density.n_params - n_discrete, 1)  # the continuous block's dimension
+    can_prior = betas[0] == 0 and density.can_sample_prior()
+    if prior_rung and not can_prior:
+        raise ValueError(
+            "`prior_rung=True` needs a ladder starting at beta = 0 and a model whose prior "
+            "can be forward-sampled; pass prior_rung=False."
+        )
+    if target_accept is None:
+        target_accept = default_target_accept
+    if not 0 < target_accept < 1:
+        raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept}.")
+    if scaling is None:
+        scaling = 2.38 / np.sqrt(n_params)
+    if not np.isfinite(scaling) or scaling <= 0:
+        raise ValueError(f"`scaling` must be a positive finite number, got {scaling}.")
+    prior_rung = can_prior if prior_rung is None else bool(prior_rung)
+    return LocalSettings(bool(prior_rung), float(target_accept), float(np.log(scaling)))
+
+
+def _check_proposal(proposal, explorer):
+    _check_choice("proposal", proposal, PROPOSALS)
+
+
+def dense_proposal(proposal: str, explorer: str, n_params: int, discrete: bool = False) -> bool:
+    """Whether the local moves use dense per-rung covariances (``proposal="dense"``, or
+    ``"auto"`` with at most ``DENSE_MAX_PARAMS[explorer]`` continuous parameters). MALA's dense move
+    cannot leave discrete columns alone: refused with ``"dense"``, diagonal with ``"auto"``."""
+    if explorer == "mala" and discrete:
+        if proposal == "dense":
+            raise ValueError(
+                "`proposal='dense'` with explorer='mala' needs a model without discrete "
+                "variables: pass explorer='rwm' or proposal='diag'."
+            )
+        return False
+    if proposal == "auto":
+        return n_params <= DENSE_MAX_PARAMS[explorer]
+    return proposal == "dense"
+
+
+def check_compile_kwargs(compile_kwargs, sampler: str = "ExchangeMC") -> None:
+    """Refuse a ``compile_kwargs["mode"]`` the batched density cannot run in: an unknown name,
+    or a backend (JAX, PyTorch, MLX, DebugMode) whose outputs are not NumPy arrays."""
+    mode = (compile_kwargs or {}).get("mode")
+    if mode is None:
+        return
+    fix = (
+        "Pass compile_kwargs={'mode': 'NUMBA'}, 'C' or 'FAST_COMPILE', or leave `mode` out "
+        "(PyTensor's default)."
+    )
+    try:
+        resolved = get_mode(mode)
+    except (ValueError, TypeError, KeyError) as err:
+        raise ValueError(f"`compile_kwargs` has mode={mode!r}, which PyTensor does not know "
+                         f"({err}). {fix}") from None  # fmt: skip
+    linker = type(getattr(resolved, "linker", None)).__name__
+    if linker in FOREIGN_LINKERS or type(resolved).__name__ == "DebugMode":
+        raise ValueError(
+            f"`compile_kwargs` has mode={mode!r} ({linker}): {sampler} runs the batched "
+            "density over all rungs on NumPy arrays, with compiled NumPy kernels between "
+            f"calls, so it needs a NumPy backend. {fix}"
+        )

@@ -1,0 +1,127 @@
+"""BAR and MBAR kernels against exact normalisers of power posteriors.
+
+The lecture model (normal mean, known variance, normal prior) has closed-form power posteriors,
+so exact independent ``loglik`` draws on every rung (``targets.lecture_power_draws``) and the
+exact curve :math:`\\log Z_\\beta` test the estimators and their MCSE without a sampler.
+"""
+
+import numpy as np
+import pytest
+import targets
+
+from pymc_tempering.evidence.core import bennett as ar
+from pymc_tempering.evidence.core.mcse import mean_mcse
+from pymc_tempering.ladder import evidence_ladder
+
+X = targets.lecture_data()
+B = 1.0
+
+
+def lecture_log_z(betas, x=X, b=B):
+    """Exact :math:`\\log \\int N(\\mu; 0, b^2) L(\\mu)^\\beta d\\mu` of the lecture model."""
+    betas = np.asarray(betas, dtype=float)
+    n, xbar = len(x), np.mean(x)
+    within = np.sum((x - xbar) ** 2)
+    a = betas * n
+    return (
+        betas * (-0.5 * n * np.log(2 * np.pi) - 0.5 * within)
+        - 0.5 * np.log1p(a * b**2)
+        - 0.5 * a * xbar**2 / (1 + a * b**2)
+    )
+
+
+def draws(betas, seed, chains=8, n=250):
+    return targets.lecture_power_draws(X, B, betas, chains, n, np.random.default_rng(seed))
+
+
+def test_exact_log_z_matches_the_lecture_evidence():
+    assert lecture_log_z([0.0])[0] == 0.0
+    assert lecture_log_z([1.0])[0] == pytest.approx(targets.lecture_log_evidence(X), abs=1e-10)
+
+
+@pytest.mark.parametrize("estimator", [ar.bar, ar.mbar])
+@pytest.mark.parametrize("n_rungs", [6, 16])
+def test_estimates_within_their_error_bars_over_seeds(estimator, n_rungs):
+    """Every rung's log Z within 4 MCSE on 30 seeds, and 95% bars covering at about 95%."""
+    betas = evidence_ladder(n_rungs)
+    exact = lecture_log_z(betas)
+    z = []
+    for seed in range(30):
+        fit = estimator(betas, draws(betas, seed))
+        assert fit.converged
+        mcse, _ = mean_mcse(fit.terms[..., 1:])  # rung 0 is log Z_0 = 0, exactly
+        assert np.allclose(fit.terms.mean(axis=(0, 1)), fit.log_z, atol=1e-8)
+        assert np.all(np.abs(fit.log_z[1:] - exact[1:]) < 4 * mcse), seed
+        z.append((fit.log_z[-1] - exact[-1]) / mcse[-1])
+    # 30 draws of a N(0, 1) z-score: the 95% bar covers between 22 and 30 of them (p > 0.995)
+    assert 22 <= np.sum(np.abs(z) < 1.96) <= 30
+    assert 0.6 < np.std(z) < 1.5
+
+
+def test_mbar_beats_bar_where_rungs_overlap_beyond_neighbours():
+    """Both MCSEs cover (test above), so MBAR's smaller MCSE is a smaller error."""
+    betas = evidence_ladder(16)
+    mcse = {fn: [] for fn in (ar.bar, ar.mbar)}
+    for seed in range(10):
+        ll = draws(betas, 100 + seed)
+        for fn in mcse:
+            mcse[fn].append(mean_mcse(fn(betas, ll).terms[..., -1])[0])
+    assert np.mean(mcse[ar.mbar]) < 0.6 * np.mean(mcse[ar.bar])
+
+
+def test_mbar_with_two_rungs_is_bar():
+    betas = np.array([0.2, 0.5])
+    ll = draws(betas, 3)
+    assert ar.mbar(betas, ll).log_z[-1] == pytest.approx(ar.bar(betas, ll).log_z[-1], abs=1e-10)
+    np.testing.assert_allclose(ar.mbar(betas, ll).terms, ar.bar(betas, ll).terms, atol=1e-8)
+
+
+def test_mbar_window_is_exact():
+    """The compiled windowed sums equal the dense softmax over every state."""
+    betas = evidence_ladder(48)
+    ll = draws(betas, 4, chains=2, n=50).reshape(-1, 48)
+    f = ar.bar(betas, ll.reshape(2, 50, 48)).log_z
+    dense = ar._state_probs(betas, ll, f).sum(axis=1)
+    np.testing.assert_allclose(ar._mbar_sums(betas, ll, f), dense, atol=1e-13)
+
+
+def test_draws_outside_the_support_at_beta_zero():
+    """A prior draw with loglik = -inf weighs only on beta = 0: log Z drops by log(share)."""
+    betas = evidence_ladder(8)
+    ll = draws(betas, 5)
+    ll_cut = ll.copy()
+    ll_cut[:, ::2, 0] = -np.inf  # half the prior draws have zero likelihood...
+    # ...as if the likelihood were halved on a support holding half the prior mass
+    for fn in (ar.bar, ar.mbar):
+        full, cut = fn(betas, ll), fn(betas, ll_cut)
+        mcse, _ = mean_mcse(cut.terms[..., -1])
+        assert cut.converged
+        assert abs((cut.log_z[-1] - full.log_z[-1]) - np.log(0.5)) < 4 * mcse
+
+
+def test_no_prior_draw_in_the_support_is_not_solved():
+    betas = evidence_ladder(4)
+    ll = draws(betas, 6)
+    ll[..., 0] = -np.inf
+    fit = ar.bar(betas, ll)
+    assert not fit.converged and np.isnan(fit.log_z[-1])
+
+
+@pytest.mark.parametrize(
+    "betas, shape, match",
+    [
+        ([0.0, 0.5, 0.4], (2, 5, 3), "increasing"),
+        ([0.0, 1.0], (2, 5, 3), "2 rungs"),
+        ([0.0, 1.0], (10, 2), "shape"),
+    ],
+)
+def test_bad_input_is_named(betas, shape, match):
+    with pytest.raises(ValueError, match=match):
+        ar.bar(betas, np.zeros(shape))
+
+
+def test_minus_infinity_above_beta_zero_is_refused():
+    ll = np.zeros((2, 5, 2))
+    ll[0, 0, 1] = -np.inf
+    with pytest.raises(ValueError, match="finite on rungs with beta > 0"):
+        ar.mbar([0.0, 1.0], ll)

@@ -1,0 +1,86 @@
+"""pmt.bar and pmt.mbar on ExchangeMC runs with exact log Z."""
+
+import warnings
+
+import numpy as np
+import pymc as pm
+import pytest
+import targets
+
+import pymc_tempering as pmt
+from pymc_tempering import exact
+from pymc_tempering.evidence.bennett import bar, mbar
+
+SAMPLE = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
+
+
+def run(model, seed, chains=4, draws=500, **step):
+    with model, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pm.sample(draws, tune=500, chains=chains, random_seed=seed,
+                         step=pmt.ExchangeMC(**step), **SAMPLE)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def lecture_run():
+    x = targets.lecture_data()
+    return run(targets.lecture_model(x), 11, betas=pmt.evidence_ladder(24)), x
+
+
+@pytest.mark.parametrize("estimator", [bar, mbar])
+def test_lecture_model_within_four_mcse(lecture_run, estimator):
+    idata, x = lecture_run
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pmt.EvidenceWarning)  # a clean run warns of nothing
+        res = estimator(idata)
+    error = float(res.log_marginal_likelihood) - targets.lecture_log_evidence(x)
+    assert abs(error) < 4 * float(res.mcse)
+    assert bool(res.converged) and res.attrs["ladder_start"] == 0.0
+    assert res["log_z"].sizes["rung"] == 24 and float(res["log_z"][0]) == 0.0
+    assert float(res["log_z"][-1]) == float(res.log_marginal_likelihood)
+
+
+def test_agree_with_stepping_stone_on_the_same_draws(lecture_run):
+    idata, _ = lecture_run
+    ss = pmt.stepping_stone(idata)
+    for estimator in (bar, mbar):
+        res = estimator(idata)
+        gap = float(res.log_marginal_likelihood - ss.log_marginal_likelihood)
+        assert abs(gap) < 4 * np.hypot(float(res.mcse), float(ss.mcse))
+
+
+@pytest.mark.parametrize("estimator", [bar, mbar])
+def test_likelihood_with_bounded_support(estimator):
+    """Most prior draws have loglik = -inf: the prior mass of the support enters log Z."""
+    y = targets.support_data()
+    idata = run(targets.support_model(y), 5, betas=pmt.evidence_ladder(24))
+    res = estimator(idata)
+    error = float(res.log_marginal_likelihood) - exact.uniform_support_log_evidence(y)
+    assert abs(error) < 4 * float(res.mcse)
+
+
+def test_per_chain_ladders_are_pooled():
+    x = targets.lecture_data()
+    idata = run(targets.lecture_model(x), 3, chains=4, n_rungs=12, ladder="adaptive",
+                ladder_objective="evidence")  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pmt.EvidenceWarning)
+        res = mbar(idata)
+    assert "log_z" not in res  # each chain has its own ladder: no common curve
+    error = float(res.log_marginal_likelihood) - targets.lecture_log_evidence(x)
+    assert abs(error) < 4 * float(res.mcse)
+
+
+def test_a_ladder_that_does_not_start_at_zero_warns():
+    x = targets.lecture_data()
+    idata = run(targets.lecture_model(x), 2, chains=2, draws=300, betas=[0.01, 0.1, 0.4, 1.0])
+    with pytest.warns(pmt.EvidenceWarning, match="not 0"):
+        res = bar(idata)
+    assert res.attrs["ladder_start"] == 0.01
+
+
+def test_not_an_exchange_run_is_refused():
+    with targets.lecture_model(targets.lecture_data()):
+        idata = pm.sample(50, tune=50, chains=1, step=pm.Metropolis(), random_seed=1, **SAMPLE)
+    with pytest.raises(ValueError, match="ExchangeMC"):
+        mbar(idata)

@@ -1,0 +1,349 @@
+"""Bridge sampling (issue 16): the NumPy core by hand and on exact densities, then end to end on
+NUTS runs of models with closed-form log Z, against TI, and the warnings that must fire.
+
+Every PyMC run is sampled once per module. ``PMT_BRIDGE_SEED`` changes every seed (default 1);
+the tests pass for seeds 1-4.
+"""
+
+import os
+import warnings
+
+import numpy as np
+import pymc as pm
+import pytest
+import targets
+import xarray as xr
+from scipy import stats
+from scipy.special import gammaln, logsumexp
+
+import pymc_tempering as pmt
+from pymc_tempering.evidence import bridge as bridge_module
+from pymc_tempering.evidence.bridge import bridge_problems, bridge_sampling
+from pymc_tempering.evidence.core.bridge import (
+    bridge_terms,
+    iterate_bridge,
+    log_ratios,
+    missed_modes,
+    overlap_ess,
+    relative_mse,
+)
+from pymc_tempering.exact import two_mode_log_evidence, two_mode_model
+from pymc_tempering.step_methods._compile import compile_batched_logp
+
+SEED = int(os.environ.get("PMT_BRIDGE_SEED", "1"))
+SAMPLE = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
+
+
+# --- the NumPy core, without sampling --------------------------------------------------------
+
+
+def test_iteration_by_hand():
+    """One draw per side, equal weights: r (e^b + r) = e^b (e^a + r), so r^2 = e^(a + b)."""
+    for a, b in [(1.0, 3.0), (-40.0, -38.5), (700.0, 705.0)]:  # no overflow in log space
+        result = iterate_bridge([a], [b])
+        assert result.converged
+        assert result.log_z == pytest.approx((a + b) / 2, abs=1e-8)
+    # the fixed point does not depend on where the iteration starts
+    rng = np.random.default_rng(0)
+    l1, l2 = rng.normal(size=50), rng.normal(size=80) - 1.0
+    starts = [iterate_bridge(l1, l2, log_z0=z0).log_z for z0 in (-30.0, 0.0, 30.0)]
+    assert np.ptp(starts) < 1e-8
+
+
+def test_fixed_point_balances_the_bridge_terms():
+    """At the fixed point the means of f1 (proposal side) and f2 (posterior side) agree."""
+    rng = np.random.default_rng(1)
+    l1, l2 = rng.normal(2.0, 0.5, size=300), rng.normal(1.5, 0.8, size=200)
+    result = iterate_bridge(l1, l2, n_post_eff=120.0)
+    f1, f2 = bridge_terms(result.log_z, l1, l2, n_post_eff=120.0)
+    assert np.mean(f1) == pytest.approx(np.mean(f2), rel=1e-8)
+    s1 = 120.0 / 320.0
+    assert f1.max() <= 1 / s1 and f2.max() <= 1 / (1 - s1)  # bounded, whatever the proposal
+
+
+def test_overlap_ess():
+    assert overlap_ess(np.ones(50)) == pytest.approx(50)
+    assert overlap_ess(np.r_[1.0, np.full(99, 1e-9)]) == pytest.approx(1.0, abs=1e-4)
+
+
+def _gaussian_target(rng, d=3, log_z=2.5):
+    chol = np.tril(rng.normal(size=(d, d))) * 0.3 + np.eye(d)
+    dist = stats.multivariate_normal(rng.normal(size=d), chol @ chol.T)
+    return (lambda x: log_z + dist.logpdf(x).reshape(-1)), dist
+
+
+def _skewed_target(log_z=-1.0, shape=2.0, d=2):
+    """u = log x with x ~ Gamma(shape) per coordinate: a skewed density of the log scale."""
+
+    def logp(u):
+        return log_z + np.sum(shape * u - np.exp(u), axis=1) - d * gammaln(shape)
+
+    return logp, lambda rng, n: np.log(rng.gamma(shape, size=(n, d)))
+
+
+@pytest.mark.parametrize("method", ["normal", "warp3"])
+def test_relative_error_is_calibrated_on_independent_draws(method):
+    """Exact draws of known densities (Gaussian, skewed): over 200 replications the errors of
+    log Z have the spread that Fruhwirth-Schnatter's formula predicts, and 4 MCSE covers."""
+    errors, mcses = [], []
+    for rep in range(200):
+        rng = np.random.default_rng(1000 * SEED + rep)
+        if rep % 2:
+            logp, dist = _gaussian_target(rng)
+            draws, log_z = dist.rvs(2000, random_state=rng), 2.5
+        else:
+            logp, sampler = _skewed_target()
+            draws, log_z = sampler(rng, 2000), -1.0
+        l1, l2 = log_ratios(logp, draws[:1000], draws[1000:], 1000, rng, method)
+        result = iterate_bridge(l1, l2)
+        f1, f2 = bridge_terms(result.log_z, l1, l2)
+        errors.append(result.log_z - log_z)
+        mcses.append(np.sqrt(relative_mse(f1, f2)))
+    z = np.asarray(errors) / np.asarray(mcses)
+    assert np.all(np.abs(z) < 4.5)
+    assert 0.9 <= np.mean(np.abs(z) < 1.96) <= 0.99
+    assert 0.8 < np.std(z) < 1.25
+
+
+def test_warp3_density_has_the_same_normalising_constant():
+    """E_{N(0,I)}[p_w / phi] = Z: the warped, symmetrised density keeps Z (skewed target)."""
+    rng = np.random.default_rng(SEED)
+    logp, sampler = _skewed_target(log_z=-1.0)
+    draws = sampler(rng, 4000)
+    _, l2 = log_ratios(logp, draws, draws[:10], 200_000, rng, "warp3")
+    weights = np.exp(l2 - l2.max())
+    mcse = weights.std() / weights.mean() / np.sqrt(weights.size)
+    assert abs(logsumexp(l2) - np.log(l2.size) - (-1.0)) < 4 * mcse
+
+
+def test_missed_modes_finds_the_mode_the_draws_did_not_visit():
+    """A two-component Gaussian mixture, draws from one component: climbing from spread-out
+    starts finds the other one, with its Laplace mass (exact here: its weight times Z)."""
+    centres, weights = np.array([[5.0, 5.0], [-5.0, -5.0]]), np.array([0.7, 0.3])
+
+    def value_and_grad(x):
+        logs = np.log(weights) - 0.5 * np.sum((x - centres) ** 2, axis=1) - np.log(2 * np.pi)
+        resp = np.exp(logs - logsumexp(logs))
+        return logsumexp(logs), -(resp[:, None] * (x - centres)).sum(0)
+
+    rng = np.random.default_rng(SEED)
+    draws = centres[0] + rng.standard_normal((2000, 2))
+    mean, chol = draws.mean(0), np.linalg.cholesky(np.cov(draws.T))
+    radius = np.max(np.linalg.norm(np.linalg.solve(chol, (draws - mean).T), axis=0))
+    starts = rng.normal(0.0, 20.0, size=(8, 2))
+    missed = missed_modes(value_and_grad, starts, mean, chol, radius)
+    assert missed.n_modes == 1
+    assert np.exp(missed.log_mass) == pytest.approx(0.3, rel=0.05)
+    # a unimodal density: every climb ends where the draws are
+    one = missed_modes(lambda x: (-0.5 * x @ x, -x), starts, np.zeros(2), np.eye(2), 4.0)
+    assert one.n_modes == 0
+
+
+# --- end to end on NUTS draws, against closed-form log Z -------------------------------------
+
+
+def _regression_data(n=40, k=5, seed=7):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([np.ones(n), rng.normal(size=(n, k - 1))])
+    return X, X @ rng.normal(0.0, 1.0, size=k) + 0.7 * rng.standard_normal(n)
+
+
+def _cases():
+    x, pine = targets.lecture_data(), targets.radiata_pine_data()
+    X, y = _regression_data()
+    y_bern = targets.bernoulli_data()
+    return {
+        "lecture": (targets.lecture_model(x), targets.lecture_log_evidence(x)),
+        "radiata_M1": (
+            targets.radiata_model(pine["y"], pine["x"]),
+            targets.radiata_log_evidence(pine["y"], pine["x"]),
+        ),
+        "radiata_M2": (
+            targets.radiata_model(pine["y"], pine["z"]),
+            targets.radiata_log_evidence(pine["y"], pine["z"]),
+        ),
+        "regression_k5": (targets.regression_model(X, y), targets.regression_log_evidence(X, y)),
+        # p ~ Beta(2, 3) is bounded: its log-odds transform's Jacobian must be in the density
+        "beta_bernoulli": (
+            targets.bernoulli_model(y_bern),
+            targets.bernoulli_log_evidence(y_bern),
+        ),
+    }
+
+
+@pytest.fixture(scope="module")
+def runs():
+    out = {}
+    for name, (model, exact) in _cases().items():
+        with model:
+            idata = pm.sample(1000, tune=500, chains=2, random_seed=SEED, **SAMPLE)
+        out[name] = (model, exact, idata)
+    return out
+
+
+def _bridge(idata, model, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pmt.EvidenceWarning)  # no warning on regular models
+        return bridge_sampling(idata, model, random_seed=SEED, **kwargs)
+
+
+@pytest.mark.parametrize("method", ["normal", "warp3"])
+@pytest.mark.parametrize("name", list(_cases()))
+def test_exact_log_evidence_within_4_mcse(runs, name, method):
+    model, exact, idata = runs[name]
+    res = _bridge(idata, model, method=method)
+    error = float(res.log_marginal_likelihood) - exact
+    assert abs(error) < 4 * float(res.mcse), (error, float(res.mcse))
+    assert float(res.mcse) < 0.05
+    assert bool(res.converged) and res.attrs["warning"] == ""
+    assert res.attrs["estimator"] == "bridge_sampling" and res.attrs["method"] == method
+    assert float(res.relative_error) == pytest.approx(float(res.mcse))
+
+
+def test_leaving_out_the_jacobian_fails(runs, monkeypatch):
+    """The broken variant on the production path: the density without the log-odds Jacobian
+    of the bounded p misses log Z by far more than 4 MCSE."""
+    model, exact, idata = runs["beta_bernoulli"]
+    monkeypatch.setattr(
+        bridge_module, "compile_batched_logp", lambda m: compile_batched_logp(m, jacobian=False)
+    )
+    res = bridge_sampling(idata, model, random_seed=SEED, mode_search=0)
+    assert abs(float(res.log_marginal_likelihood) - exact) > 10 * float(res.mcse)
+
+
+def test_same_seed_same_result(runs):
+    model, _, idata = runs["radiata_M2"]
+    first, second = (_bridge(idata, model, mode_search=0) for _ in range(2))
+    xr.testing.assert_identical(first, second)
+
+
+# --- other samplers, TI and compare_evidence ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exchange_run(runs):
+    """ExchangeMC on the lecture model: its beta = 1 rung for bridge sampling, all rungs for TI."""
+    model, _, _ = runs["lecture"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pmt.EvidenceWarning)
+        return pmt.marginal_likelihood(
+            model, n_rungs=64, beta_min=1e-4, draws=1000, tune=500, chains=2, random_seed=SEED,
+            return_idata=True, cores=1,
+        )  # fmt: skip
+
+
+def test_exchange_rung_and_smc_draws_give_the_exact_evidence(runs, exchange_run):
+    model, exact, _ = runs["lecture"]
+    with model:
+        smc = pm.sample_smc(draws=1000, chains=2, random_seed=SEED, **SAMPLE)
+    for idata in (exchange_run[1], smc, smc["posterior"].to_dataset()):
+        res = _bridge(idata, model)
+        assert abs(float(res.log_marginal_likelihood) - exact) < 4 * float(res.mcse)
+
+
+def test_agrees_with_thermodynamic_integration_and_compares(runs, exchange_run):
+    """Bridge sampling on NUTS draws and TI on ExchangeMC's ladder: within their combined
+    error bars, and compare_evidence takes both with the method named."""
+    model, _, idata = runs["lecture"]
+    ti_result, _ = exchange_run
+    ti = ti_result.sel(estimator="thermodynamic_integration")
+    res = _bridge(idata, model)
+    combined = np.hypot(float(res.mcse), float(ti.mcse))
+    gap = float(res.log_marginal_likelihood) - float(ti.log_marginal_likelihood)
+    assert abs(gap) < 4 * combined
+    table = pmt.compare_evidence({"bridge": res, "ti": ti_result})
+    assert table.loc["bridge", "method"] == "bridge_sampling"
+    assert table.loc["bridge", "mcse"] == pytest.approx(float(res.mcse))
+    assert table.loc["bridge", "warning"] == ""
+    assert abs(table.loc["bridge", "log_bayes_factor"] + table.loc["ti", "log_bayes_factor"]) < (
+        4 * combined
+    )
+
+
+# --- warnings ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def two_mode_run():
+    """NUTS on two modes 10 sd apart: chains 0 and 1 start in the 0.7 mode, chain 2 in the other.
+    No chain leaves its mode."""
+    model = two_mode_model()
+    starts = [{"x": np.array([5.0, 5.0])}] * 2 + [{"x": np.array([-5.0, -5.0])}]
+    with model:
+        idata = pm.sample(500, tune=500, chains=3, initvals=starts, random_seed=SEED, **SAMPLE)
+    return model, idata
+
+
+def test_chains_in_different_modes_are_flagged(two_mode_run):
+    model, idata = two_mode_run
+    with pytest.warns(pmt.EvidenceWarning, match="chains disagree.*ExchangeMC"):
+        res = bridge_sampling(idata, model, random_seed=SEED)
+    assert float(res.max_rhat) > 1.5
+    assert "chains disagree" in res.attrs["warning"]
+
+
+def test_every_chain_in_one_mode_is_flagged(two_mode_run):
+    """Draws from one mode look unimodal (R-hat fine, overlap fine) and give that mode's log Z,
+    log 0.7 below the truth with a tiny MCSE; climbing from prior draws finds the other mode."""
+    model, idata = two_mode_run
+    one_mode = idata.isel(chain=[0, 1])
+    with pytest.warns(pmt.EvidenceWarning, match="mode.*that no draw visited.*ExchangeMC"):
+        res = bridge_sampling(one_mode, model, random_seed=SEED)
+    error = float(res.log_marginal_likelihood) - two_mode_log_evidence()
+    assert error == pytest.approx(np.log(0.7), abs=0.05) and abs(error) > 20 * float(res.mcse)
+    assert float(res.max_rhat) < 1.01 and int(res.missed_modes) == 1
+    assert float(res.missed_mass) == pytest.approx(0.3, abs=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pmt.EvidenceWarning)  # without the search: silent
+        bridge_sampling(one_mode, model, random_seed=SEED, mode_search=0)
+
+
+def test_few_draws_non_convergence_and_other_data_are_flagged(runs):
+    model, _, idata = runs["lecture"]
+    short = idata.isel(draw=slice(0, 150))
+    with pytest.warns(pmt.EvidenceWarning, match="only 300 posterior draws"):
+        bridge_sampling(short, model, random_seed=SEED, mode_search=0)
+    with pytest.warns(pmt.EvidenceWarning, match="did not converge in 2 iterations"):
+        res = bridge_sampling(idata, model, random_seed=SEED, maxiter=2, mode_search=0)
+    assert not bool(res.converged)
+    other = targets.lecture_model(targets.lecture_data() + 1.0)
+    with pytest.warns(pmt.EvidenceWarning, match="observed_data differ"):
+        bridge_sampling(idata, other, random_seed=SEED, mode_search=0)
+
+
+def test_poor_overlap_and_low_ess_are_flagged():
+    """The checks on their own: a proposal that few draws overlap, and too low an ESS."""
+    res = xr.Dataset(
+        {
+            "n_draws": 2000, "n_fit": 2000, "ess": 40.0, "max_rhat": 1.0,
+            "overlap_posterior": 1500.0, "overlap_proposal": 12.0, "missed_mass": 0.0,
+            "missed_modes": 0, "mcse": 0.01, "converged": True,
+        }
+    )  # fmt: skip
+    problems = bridge_problems(res, maxiter=1000)
+    assert len(problems) == 2
+    assert "ESS of the posterior-side bridge terms is 40" in problems[0]
+    assert "proposal misses posterior mass" in problems[1] and "warp3" in problems[1]
+
+
+def test_refuses_what_has_no_evidence(runs):
+    model, _, idata = runs["lecture"]
+    with pytest.raises(ValueError, match="method"):
+        bridge_sampling(idata, model, method="t")
+    with pm.Model() as flat:
+        mu = pm.Flat("mu")
+        pm.Normal("x", mu, 1.0, observed=targets.lecture_data())
+    with pytest.raises(ValueError, match="improper priors"):
+        bridge_sampling(idata, flat)
+    with pm.Model() as other:
+        pm.Normal("sigma", 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"lacks the model's free variables \['sigma'\]"):
+        bridge_sampling(idata, other)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 2)), rng.normal(size=200)
+    with pm.Model() as minibatch:
+        X_mb, y_mb = pm.Minibatch(X, y, batch_size=20)
+        w = pm.Normal("w", 0.0, 1.0, shape=2)
+        pm.Normal("y", X_mb @ w, 1.0, observed=y_mb, total_size=200)
+    with pytest.raises(ValueError, match="full-data likelihood"):
+        bridge_sampling(idata, minibatch)

@@ -1,0 +1,111 @@
+"""What ExchangeMC's per-draw path computes once instead of every draw, checked against the
+per-draw computation it replaced: checkpoint rows built at snapshot time, the spacing of
+snapshots, swap pairs picked out of a record by a slice, and stats computed only when the
+proposal scales change."""
+
+import math
+
+import numpy as np
+import pytensor
+import pytest
+from helpers import normal_model
+
+from pymc_tempering.kernels.fused import pair_index
+from pymc_tempering.resume.checkpoint import (
+    CHUNK_BYTES,
+    EMPTY_CHUNK,
+    HEADER,
+    MAX_SNAPSHOT_DRAWS,
+    MIN_SNAPSHOT_DRAWS,
+    _chunk_rows,
+    snapshot_due,
+)
+from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
+from pymc_tempering.step_methods.exchange.swap import swap_pairs
+
+FAST = {"mode": pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")}
+
+
+def _packed_chunk(at, k, payload):
+    """The stat of draw ``k`` of a snapshot as it was built per draw before (struct + bytes)."""
+    n_chunks = -(-len(payload) // CHUNK_BYTES)
+    out = np.zeros(HEADER.size + CHUNK_BYTES, dtype=np.uint8)
+    out[: HEADER.size] = np.frombuffer(HEADER.pack(at, k, n_chunks, len(payload)), np.uint8)
+    piece = payload[k * CHUNK_BYTES : (k + 1) * CHUNK_BYTES]
+    out[HEADER.size : HEADER.size + len(piece)] = np.frombuffer(piece, np.uint8)
+    return out
+
+
+@pytest.mark.parametrize("size", [1, CHUNK_BYTES - 1, CHUNK_BYTES, 3 * CHUNK_BYTES + 17])
+def test_snapshot_rows_equal_the_chunks_packed_draw_by_draw(size):
+    payload = np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes()
+    rows = _chunk_rows(123, payload)
+    assert rows.shape == (-(-size // CHUNK_BYTES), HEADER.size + CHUNK_BYTES)
+    assert not rows.flags.writeable  # each draw's stat is a view: nothing may change it
+    for k, row in enumerate(rows):
+        np.testing.assert_array_equal(row, _packed_chunk(123, k, payload), strict=True)
+    assert HEADER.unpack(EMPTY_CHUNK[: HEADER.size].tobytes()) == (-1, 0, 0, 0)
+    assert not EMPTY_CHUNK[HEADER.size :].any() and not EMPTY_CHUNK.flags.writeable
+
+
+def _snapshot_starts(n_draws, n_chunks):
+    """Draws at which snapshots of ``n_chunks`` chunks start, as ``Resumable._chunk`` decides."""
+    starts, written = [0], 1
+    for draw in range(1, n_draws):
+        if written < n_chunks:
+            written += 1
+        elif snapshot_due(draw, starts[-1]):
+            starts.append(draw)
+            written = 1
+    return starts
+
+
+def test_snapshots_space_out_with_the_run_up_to_a_maximum():
+    assert _snapshot_starts(4000, 49) == [0, 100, 200, 400, 800, 1600, 2600, 3600]
+    assert MIN_SNAPSHOT_DRAWS == 100 and MAX_SNAPSHOT_DRAWS == 1000
+    # a state longer than the spacing: the next snapshot starts when the last is written
+    assert _snapshot_starts(1000, 150) == [0, 150, 300, 600]
+
+
+@pytest.mark.parametrize("scheme", ["deo", "seo", "random"])
+@pytest.mark.parametrize("n_rungs", [2, 3, 8, 33])
+def test_pair_index_picks_the_proposed_pairs_in_order(scheme, n_rungs):
+    rng = np.random.default_rng(n_rungs)
+    row = rng.normal(size=n_rungs)
+    for sweep in range(6):
+        lower = swap_pairs(n_rungs, sweep, scheme, rng)
+        picked = row[pair_index(lower)]
+        np.testing.assert_array_equal(picked, row[lower], strict=True)
+        assert picked.sum() == row[lower].sum()  # the same bits: the swap_rate stat
+
+
+def test_pair_index_falls_back_to_the_pairs_themselves():
+    lower = np.array([0, 3, 5])
+    assert pair_index(lower) is lower
+    assert pair_index(np.array([], dtype=int)) == slice(0, 0)
+
+
+def test_scaling_stats_follow_the_scales_and_freeze_with_them():
+    """``scaling`` / ``rung_scaling`` equal exp(log_scaling) (NaN on the exact prior rung),
+    are one read-only array while the scales do not change, and follow a restored state."""
+    model = normal_model()
+    with model:
+        step = ExchangeMC(n_rungs=4, compile_kwargs=FAST)
+    step.setup_chain(np.random.default_rng(0), tune=20, draws=10)
+    point = model.initial_point()
+    for _ in range(20):
+        point, _ = step.step(point)
+    step.stop_tuning()
+    _, (first,) = step.step(point)
+    _, (second,) = step.step(point)
+    expected = np.exp(step.scales.log_scaling)
+    expected[0] = np.nan if step.prior_rung else expected[0]
+    np.testing.assert_array_equal(first["rung_scaling"], expected)
+    assert first["scaling"] == math.exp(step.scales.log_scaling[-1])
+    assert second["rung_scaling"] is first["rung_scaling"]
+    assert not first["rung_scaling"].flags.writeable
+    state = step.sampling_state
+    state.scales = state.scales._replace(log_scaling=state.scales.log_scaling + 0.5)
+    step.sampling_state = state
+    _, (third,) = step.step(point)
+    np.testing.assert_allclose(third["rung_scaling"], expected * np.exp(0.5))
