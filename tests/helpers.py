@@ -1,8 +1,8 @@
-"""Helpers shared by the test modules: ExchangeMC targets with exact answers, their checks,
-:func:`recompiled`, which plants a bug in a compiled rule, the ExchangeMC runs that the
-diagnostics, plot and trace tests share (sampled once per session), and the plot tests' checks.
-Test modules import from here (``from helpers import ...``), never from each other or from
-``conftest.py``."""
+"""Helpers shared by the test modules: the compile mode and MCSE z-scores of the gradient
+samplers' tests, ExchangeMC targets with exact answers, their checks, :func:`recompiled`, which
+plants a bug in a compiled rule, the ExchangeMC runs that the diagnostics, plot and trace tests
+share (sampled once per session), and the plot tests' checks. Test modules import from here
+(``from helpers import ...``), never from each other or from ``conftest.py``."""
 
 import functools
 import types
@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numba
 import numpy as np
 import pymc as pm
+import pytensor
 import targets
 import xarray as xr
 
@@ -21,6 +22,8 @@ from pymc_tempering import exact
 from pymc_tempering.evidence import EvidenceWarning
 
 SAMPLE_KWARGS = {"progressbar": False, "compute_convergence_checks": False}
+# PyTensor's C virtual machine: the lowest per-call overhead for one-gradient steps
+FAST = {"mode": pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")}
 
 
 TWO_MODE_WEIGHTS = exact.TWO_MODE_WEIGHTS
@@ -43,6 +46,20 @@ def normal_model():
         sigma = pm.HalfNormal("sigma", 1)
         pm.Normal("y", mu, sigma, observed=[0.3, -0.4, 1.1, 0.2])
     return model
+
+
+def z_score(draws, truth):
+    """(mean - truth) / MCSE of a (chain, draw) array, MCSE from ArviZ (ESS-based)."""
+    draws = np.asarray(draws, dtype=float)
+    return (draws.mean() - truth) / float(az.mcse(draws))
+
+
+def batch_means_mcse(values, n_batches=40):
+    """Monte Carlo standard error of the mean of a correlated series, by batch means."""
+    values = np.asarray(values, dtype=float).ravel()
+    size = values.size // n_batches
+    means = values[: size * n_batches].reshape(n_batches, size).mean(axis=1)
+    return means.std(ddof=1) / np.sqrt(n_batches)
 
 
 def mode_weight_check(idata):

@@ -199,3 +199,60 @@ def constraint_model(y):
         pm.Normal("y", x, 1.0, observed=y)
         pm.Potential("positive", pt.switch(x > 0, 0.0, -np.inf))
     return model
+
+
+# --- the gradient samplers' models (ULA, MALA, SGLD) -------------------------------------------
+
+
+def logistic_data(n_rows, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, 3))
+    p = 1 / (1 + np.exp(-X @ np.array([1.0, -1.0, 0.5])))
+    return X, (rng.uniform(size=n_rows) < p).astype("int32")
+
+
+def logistic_model(X, y, batch_size=None):
+    """Logistic regression with N(0, 1) coefficients; ``batch_size``: a ``pm.Minibatch`` of the
+    rows, with ``total_size`` so that SGLD rescales the minibatch likelihood."""
+    with pm.Model() as model:
+        beta = pm.Normal("beta", 0, 1, shape=X.shape[1])
+        if batch_size is None:
+            pm.Bernoulli("y", logit_p=X @ beta, observed=y)
+        else:
+            X_mb, y_mb = pm.Minibatch(X, y, batch_size=batch_size)
+            pm.Bernoulli("y", logit_p=X_mb @ beta, observed=y_mb, total_size=len(y))
+    return model
+
+
+# x_i ~ N(theta, 1), theta ~ N(0, PRIOR_SD^2): constant-step SGLD's stationary law is exact here
+N_GAUSS, BATCH_GAUSS, PRIOR_SD = 100, 10, 10.0
+
+
+def gaussian_mean_data():
+    return np.random.default_rng(42).normal(1.0, 1.0, size=N_GAUSS)
+
+
+def gaussian_mean_model(x, batch_size=None):
+    with pm.Model() as model:
+        theta = pm.Normal("theta", 0, PRIOR_SD)
+        if batch_size is None:
+            pm.Normal("x", theta, 1.0, observed=x)
+        else:
+            x_mb = pm.Minibatch(x, batch_size=batch_size)
+            pm.Normal("x", theta, 1.0, observed=x_mb, total_size=len(x))
+    return model
+
+
+def normal_sd_model(sd):
+    """Independent x_i ~ N(0, sd_i^2), one per entry of ``sd``."""
+    with pm.Model() as model:
+        pm.Normal("x", 0.0, np.asarray(sd), shape=np.size(sd))
+    return model
+
+
+def quartic_model():
+    """pi(x) proportional to exp(-x^4): a free Flat variable and a Potential (the likelihood)."""
+    with pm.Model() as model:
+        x = pm.Flat("x")
+        pm.Potential("quartic", -(x**4))
+    return model

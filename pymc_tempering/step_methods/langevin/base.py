@@ -104,9 +104,19 @@ class LangevinBase(Resumable, FlatPointStep, GradientSharedStep):
     default_blocked = True
 
     def __init__(
-        self, vars, *, beta, Emax, model, rng, initial_point, compile_kwargs, blocked,
-        localization=None, localization_center=None,
-    ):  # fmt: skip
+        self,
+        vars,
+        *,
+        beta,
+        Emax,
+        model,
+        rng,
+        initial_point,
+        compile_kwargs,
+        blocked,
+        localization=None,
+        localization_center=None,
+    ):
         sampler = type(self).__name__
         model = modelcontext(model)
         refuse_minibatch(model, sampler)

@@ -56,115 +56,52 @@ class MALAState(StepMethodState):
 class MALA(LangevinBase):
     r"""Metropolis-adjusted Langevin algorithm with step-size and preconditioner tuning.
 
-    Proposes the h-form Langevin move
-
-    .. math:: y = x + h\,M\,\nabla \log \pi(x) + \sqrt{2 h M}\,\xi, \qquad \xi \sim N(0, I),
-
-    (the other common convention is :math:`\epsilon^2 = 2h`) and accepts it with probability
-    :math:`\min\{1, \pi(y) q_h(y, x) / (\pi(x) q_h(x, y))\}`, where :math:`q_h(a, \cdot) =
-    N(a + hM\nabla\log\pi(a), 2hM)`; so it samples :math:`\pi \propto \text{prior} \times
-    \text{likelihood}^\beta` exactly (Roberts & Tweedie 1996). One compiled log-density and
-    gradient call per draw (two when other step methods sample some of the model's variables,
-    since the density at the current point must then be re-evaluated).
+    Proposes :math:`y = x + hM\nabla\log\pi(x) + \sqrt{2hM}\,\xi` (the h-form) and accepts it by
+    the Metropolis-Hastings rule, so it samples :math:`\pi \propto \text{prior} \times
+    \text{likelihood}^\beta` exactly (Roberts & Tweedie 1996): one density-and-gradient call
+    per transition, two when other steps sample some of the model's variables.
 
     Parameters
     ----------
     vars : list, optional
         Continuous variables to sample, default all continuous free variables.
-    step_size : float, optional
-        :math:`h`. Given: fixed (unless ``adapt_step_size=True``, then it is the start).
-        Default: start at ``n_params ** (-1/3)`` and adapt.
-    scaling : float or array_like, optional
-        Diagonal of the preconditioner :math:`M` over the flattened transformed variables
-        (about their posterior variances), or with ``preconditioner="dense"`` a vector or a
-        symmetric positive definite matrix (about the posterior covariance). Given: fixed
-        (unless ``adapt_scaling=True``). Default: start at ones and adapt.
+    step_size, scaling : float, float or array_like, optional
+        :math:`h`, and :math:`M` (a diagonal, or an SPD matrix); given: fixed unless
+        ``adapt_step_size`` / ``adapt_scaling``; default: tuned from ``d ** (-1/3)`` and ones.
     preconditioner : {"auto", "diag", "dense"}, default "auto"
-        ``"dense"``: :math:`M` is a full matrix, learned in the same windows as the geometric
-        mean of the draws' covariance and the inverse of the gradients' covariance
-        (:func:`pymc_tempering.kernels.dense.dense_preconditioner`); the move is
-        :math:`y = x + hM\nabla\log\pi + \sqrt{2h}L\xi` with :math:`M = LL^\top`. It follows
-        correlated posteriors that a diagonal :math:`M` cannot, at :math:`O(d^2)` per step.
-        ``"auto"``: a learned :math:`M` is dense up to :data:`DENSE_MAX_PARAMS` (100)
-        parameters, else diagonal; a given matrix ``scaling`` is dense, a given vector that is
-        not tuned (``adapt_scaling`` False) diagonal.
+        ``"auto"``: dense up to :data:`DENSE_MAX_PARAMS` parameters, else diagonal
+        (:func:`~pymc_tempering.step_methods.langevin.options.resolve_preconditioner`).
     adapt_step_size, adapt_scaling : bool, optional
         Whether to tune :math:`h` / :math:`M`; default: tune what was not given.
     target_accept : float, default 0.574
-        Mean acceptance probability that step-size tuning aims for, optimal for MALA in high
-        dimension (Roberts & Rosenthal 1998).
+        The acceptance tuning aims for, optimal in high dimension (Roberts & Rosenthal 1998).
     gamma, k, t0 : float, default 0.2, 0.75, 10
-        Dual-averaging constants (Hoffman & Gelman 2014). NUTS uses ``gamma=0.05``; MALA's
-        acceptance is noisier and falls faster with the step size, and with 0.05 the iterates
-        swing so widely that the averaged step is accepted well above ``target_accept``.
+        Dual-averaging constants (Hoffman & Gelman 2014); why not NUTS's: docs/decisions/091.
     beta : float, default 1.0
-        Inverse temperature on the likelihood; the target is logprior + beta * loglik (the
-        model's observed variables and Potentials form the likelihood).
+        Inverse temperature: the target is logprior + beta * loglik.
     Emax : float, default 1000
-        A proposal whose log acceptance ratio is below ``-Emax``, or whose state, log density
-        or gradient is not finite, is rejected and counted as a divergence.
-    localization : float, optional
-        :math:`\gamma`: adds :math:`-\tfrac\gamma2|x - w^*|^2` (value space, not tempered) to
-        the target, the local learning coefficient's localised posterior (Lau et al. 2023; see
-        :func:`pymc_tempering.local_learning_coefficient`). ``model_logp`` includes it.
-    localization_center : dict, optional
-        :math:`w^*` as ``{value variable name: array}``; required with ``localization``.
+        A proposal whose log ratio is below ``-Emax``, or not finite, is a rejected divergence.
+    localization, localization_center : float and dict, optional
+        :math:`\gamma` and :math:`w^*` (value names): adds :math:`-\tfrac\gamma2|x - w^*|^2`,
+        the LLC's localised posterior (Lau et al. 2023; :mod:`pymc_tempering.singular.llc`).
     steps_per_draw : int or "auto", default "auto"
-        MALA transitions per recorded draw. PyMC's sampling loop costs tens of microseconds per
-        draw, as much as a MALA step on a small model; several steps per draw spread that cost
-        (the recorded chain is the MALA chain thinned by ``steps_per_draw``). ``"auto"``:
-        :math:`\lceil d^{1/3} \rceil` per tuning draw, then, from the tuned step size,
-        :math:`\lceil 1.5 / (\text{target\_accept} \cdot h) \rceil` (at most 20) per draw,
-        about 1.5 times the transitions a well-preconditioned chain needs to forget its
-        position (the diffusion moves time :math:`h` per accepted step): a compiled transition
-        costs a fraction of PyMC's per-draw loop, so thinning a little more buys ESS almost
-        free; a function of the seed only, so the same seed gives the same draws. With a fixed
-        ``step_size`` (not tuned), one transition per draw: the step size given sets how far
-        each draw moves.
+        Transitions per recorded draw; "auto": ``options.tuning_draw_steps`` and
+        :func:`~pymc_tempering.step_methods.langevin.options.sampling_draw_steps`.
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's step methods.
 
     Notes
     -----
-    Tuning (the ``tune`` draws of ``pm.sample``): the step size follows dual averaging of the
-    acceptance probability towards ``target_accept``; :math:`M` is re-estimated in windows of
-    25, 50, 100, ... iterations after an initial buffer of 75 (Stan's schedule, as NUTS adapts
-    its mass matrix) as
-    :math:`\sqrt{\operatorname{var}(x_i) / \operatorname{var}(\partial_i \log \pi)}` over the
-    window's draws (see ``pymc_tempering.kernels.langevin.diag_preconditioner``), and dual
-    averaging restarts after each window from the averaged step. The last quarter of tuning
-    adapts the step size alone. Both are frozen when tuning ends, the step size at its
-    dual-averaged value. Every chain tunes from the same initial values.
-
-    Stats, per draw (averaged over its ``steps_per_draw`` transitions where that applies):
-    ``tune`` (bool); ``accept`` (acceptance probability of the proposal); ``accepted``
-    (fraction accepted, float as in ``pm.Metropolis``); ``step_size`` (the :math:`h` used
-    last); ``step_size_bar`` (the dual-averaged step size, frozen after tuning); ``diverging``
-    (bool, any transition diverged); ``divergences`` (running count of divergent transitions
-    after tuning); ``model_logp`` (logprior + beta * loglik of the recorded
-    state); ``beta`` (the run's inverse temperature, which :func:`pymc_tempering.wbic`
-    checks); ``scaling_min`` and ``scaling_max`` (extremes of :math:`M`'s diagonal), and
-    ``warning`` (a ``SamplerWarning`` on divergent draws; PyMC drops it from the DataTree unless
-    ``keep_warning_stat=True``). PyMC reports divergences after tuning at the end of sampling.
-
-    Start: each chain starts where ``pm.sample`` starts it, at the model's initial point or at
-    ``initvals=``; where the log density or its gradient is not finite there, the first step
-    raises a ``ValueError`` naming the variables. Models with ``pm.Minibatch`` data (or a
-    ``total_size`` that rescales a likelihood) are refused: MALA's accept/reject step needs the
-    full-data density; use ``SGLD`` for them.
+    Tuning: :mod:`~pymc_tempering.step_methods.langevin.tuning`, frozen when tuning ends. Stats:
+    :data:`~pymc_tempering.step_methods.langevin.mala_stats.MALA_STATS`. A start with a
+    non-finite density raises a ``ValueError`` naming the variables (pass ``initvals=``);
+    ``pm.Minibatch`` models are refused (use ``SGLD``).
 
     References
     ----------
-    G. O. Roberts and R. L. Tweedie (1996), Exponential convergence of Langevin distributions and
-    their discrete approximations. Bernoulli 2(4), 341-363.
-    G. O. Roberts and J. S. Rosenthal (1998), Optimal scaling of discrete approximations to
-    Langevin diffusions. JRSS B 60(1), 255-268.
+    G. O. Roberts and R. L. Tweedie (1996), Bernoulli 2(4), 341-363.
+    G. O. Roberts and J. S. Rosenthal (1998), JRSS B 60(1), 255-268.
     M. D. Hoffman and A. Gelman (2014), The No-U-Turn sampler. JMLR 15, 1593-1623.
-
-    Examples
-    --------
-    >>> with model:  # doctest: +SKIP
-    ...     idata = pm.sample(step=pmt.MALA(), draws=2000, tune=1000)
     """
 
     name = "mala"
@@ -203,10 +140,17 @@ class MALA(LangevinBase):
         if not 0 < target_accept < 1:
             raise ValueError(f"`target_accept` must lie in (0, 1), got {target_accept}.")
         super().__init__(
-            vars, beta=beta, Emax=Emax, model=model, rng=rng, initial_point=initial_point,
-            compile_kwargs=compile_kwargs, blocked=blocked, localization=localization,
+            vars,
+            beta=beta,
+            Emax=Emax,
+            model=model,
+            rng=rng,
+            initial_point=initial_point,
+            compile_kwargs=compile_kwargs,
+            blocked=blocked,
+            localization=localization,
             localization_center=localization_center,
-        )  # fmt: skip
+        )
         n = self.n_params
         self._initial_step_size = n ** (-1.0 / 3.0) if step_size is None else step_size
         self._initial_scaling = np.ones(n) if scaling is None else check_matrix_scaling(scaling, n)

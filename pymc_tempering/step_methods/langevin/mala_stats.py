@@ -1,4 +1,13 @@
-"""MALA's sampler stats (dtypes and shapes) and its progress-bar columns."""
+"""MALA's sampler stats (dtypes and shapes) and its progress-bar columns.
+
+Per draw, averaged over its transitions where that applies: ``accept`` (the proposal's
+acceptance probability), ``accepted`` (the fraction accepted, float as in ``pm.Metropolis``),
+``step_size`` (the h used last), ``step_size_bar`` (the dual-averaged h, frozen after tuning),
+``diverging`` (any transition diverged), ``divergences`` (running count after tuning),
+``model_logp`` (logprior + beta * loglik of the recorded state; ``lp`` in the DataTree),
+``beta`` (checked by :func:`pymc_tempering.singular.wbic`), ``scaling_min`` / ``scaling_max``
+(extremes of M's diagonal) and ``warning`` (dropped by PyMC unless ``keep_warning_stat=True``).
+"""
 
 import numpy as np
 from pymc.stats.convergence import SamplerWarning

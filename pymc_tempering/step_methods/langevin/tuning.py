@@ -1,11 +1,17 @@
-r"""MALA's tuning rules: dual averaging of the step size and a diagonal preconditioner
-re-estimated in windows. Pure functions of small immutable records; NumPy only.
+r"""MALA's tuning rules, as pure functions of small immutable records (NumPy only).
 
-The maths lives in :mod:`pymc_tempering.kernels.langevin` (dual averaging, the preconditioner
-from a window's moments, Stan's window schedule) and :mod:`pymc_tempering.kernels.moments`
-(Welford moments); this module holds the constants MALA tunes with and the order in which it
-applies those rules, so that :class:`~pymc_tempering.step_methods.langevin.MALA` only stores the
-results.
+During ``pm.sample``'s ``tune`` draws the step size follows dual averaging of the acceptance
+towards ``target_accept`` (Hoffman & Gelman 2014); :math:`M` is re-estimated in Stan's windows
+(25, 50, 100, ... iterations after a buffer of 75) as
+:math:`\sqrt{\operatorname{var}(x_i) / \operatorname{var}(\partial_i \log \pi)}` (diagonal) or
+the dense geometric mean (:func:`pymc_tempering.kernels.dense.dense_preconditioner`), and dual
+averaging restarts from the averaged step after each window. The last :data:`TERM_FRACTION` of
+tuning adapts the step size alone; both freeze at the end of tuning, the step size at its
+averaged value. Every chain tunes from the same initial values. The maths is in
+:mod:`pymc_tempering.kernels.langevin` and :mod:`pymc_tempering.kernels.moments`; this module
+holds the constants and the order of the rules, so that
+:class:`~pymc_tempering.step_methods.langevin.MALA` only stores the results. Why these constants:
+docs/decisions/091.
 """
 
 import math

@@ -32,92 +32,49 @@ class ULAState(StepMethodState):
 class ULA(LangevinBase):
     r"""Unadjusted Langevin algorithm: Langevin moves without an accept/reject step.
 
-    Each draw is one Euler-Maruyama step of the Langevin diffusion (the "h-form"):
+    Each draw is one Euler-Maruyama step of the Langevin diffusion (the h-form, :math:`\epsilon^2
+    = 2h` in the other convention), on :math:`\log\pi = \text{logprior} + \beta\,\text{loglik}`:
 
-    .. math:: x' = x + h\,M\,\nabla \log \pi(x) + \sqrt{2 h M}\,\xi, \qquad \xi \sim N(0, I),
+    .. math:: x' = x + h\,M\,\nabla \log \pi(x) + \sqrt{2 h M}\,\xi, \qquad \xi \sim N(0, I).
 
-    with :math:`\log \pi = \text{logprior} + \beta\,\text{loglik}` in the transformed (value)
-    space. (In the other common convention, :math:`x' = x + \tfrac{\epsilon^2}{2}\nabla\log\pi
-    + \epsilon\xi`, :math:`\epsilon^2 = 2h`.)
-
-    **ULA samples a biased law.** Nothing corrects the discretisation, so the chain's
-    stationary distribution is not :math:`\pi` but a perturbation of it whose error (in total
-    variation, and in smooth moments) is of order :math:`h` for small :math:`h` (Roberts &
-    Tweedie 1996; Durmus & Moulines 2017). Example: on :math:`N(0, s^2)` the stationary variance
-    is :math:`s^2 / (1 - h / (2 s^2))`, and ULA is unstable for :math:`h \ge 2 s^2`. Where the
-    gradient grows faster than linearly (e.g. :math:`\pi \propto e^{-x^4}`) ULA is transient for
-    every fixed :math:`h`: its paths blow up. Use :class:`MALA` for exact sampling.
-
-    **What a gradient-only sampler cannot see.** ULA (like SGLD) moves along the gradient of
-    the log density and keeps every move, so it never compares densities. Where the density
-    jumps, the gradient is zero on both sides and ULA samples as if there were no jump: with
-    ``x ~ N(0, 1)`` and ``pm.Potential("jump", pt.switch(x > 1, 2.0, 0.0))``, P(x > 1) is 0.58,
-    ULA gives 0.16 (the jump-free value) and MALA 0.58. A hard constraint (bounds that depend
-    on parameters, e.g. ``pm.Uniform("y", ub - 10, ub, observed=y)``, or a Potential that is
-    -inf somewhere) is just as invisible to the gradient. ULA evaluates the log density of
-    every new state, discards a move into zero density, marks the draw ``diverging`` and
-    warns (``UserWarning``, once per chain), but its draws near such a boundary are still
-    wrong. Use :class:`MALA` or ``ExchangeMC``, whose accept/reject step sees the density.
+    **ULA samples a biased law**, off by :math:`O(h)` (Durmus & Moulines 2017): on
+    :math:`N(0, s^2)` its variance is :math:`s^2 / (1 - h / (2 s^2))`, unstable for
+    :math:`h \ge 2 s^2`; where the gradient grows faster than linearly (:math:`e^{-x^4}`) it
+    blows up for every :math:`h`. It keeps every move, so it cannot see a jump of the density
+    or a hard constraint: it discards a move into zero density, flags it ``diverging`` and warns
+    once per chain, but its draws near such a boundary stay wrong (docs/decisions/092). Use
+    :class:`MALA` or ``ExchangeMC`` for exact sampling.
 
     Parameters
     ----------
     vars : list, optional
         Continuous variables to sample, default all continuous free variables.
     step_size : float or callable
-        :math:`h`, fixed; or a schedule ``step_size(iteration) -> float`` called with the
-        0-based iteration of the chain (tuning iterations included).
+        :math:`h`, fixed; or a schedule ``step_size(iteration) -> float`` of the chain's
+        0-based iteration (tuning iterations included).
     scaling : float or array_like, optional
-        Diagonal of the preconditioner :math:`M` over the flattened transformed variables
-        (about their posterior variances), default ones. Fixed: ULA does not tune.
+        Diagonal of :math:`M` over the flattened value variables, default ones; never tuned.
     beta : float, default 1.0
-        Inverse temperature on the likelihood; the target is logprior + beta * loglik (the
-        model's observed variables and Potentials form the likelihood).
+        Inverse temperature: the target is logprior + beta * loglik.
     Emax : float, default 1000
         A move whose log density falls by more than ``Emax`` counts as a divergence.
-    localization : float, optional
-        :math:`\gamma`: adds :math:`-\tfrac\gamma2|x - w^*|^2` (value space, not tempered) to
-        the target, the local learning coefficient's localised posterior (Lau et al. 2023; see
-        :func:`pymc_tempering.local_learning_coefficient`). ``model_logp`` includes it.
-    localization_center : dict, optional
-        :math:`w^*` as ``{value variable name: array}``; required with ``localization``.
+    localization, localization_center : float and dict, optional
+        :math:`\gamma` and :math:`w^*`, as for :class:`MALA`.
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's step methods.
 
     Notes
     -----
-    Divergences: when the proposed state, its log density or its gradient is not finite, or its
-    log density is more than ``Emax`` below the current one, the draw is marked ``diverging``
-    and **the chain stays at its last finite state** (the draw repeats it), so the trace never
-    holds NaN or infinities. A chain that diverges once usually keeps diverging: reduce
-    ``step_size``. After tuning, the first divergence of a chain raises a ``RuntimeWarning``
-    and PyMC reports the count at the end of sampling, as it does for NUTS. The first move of
-    a chain into zero density (log density -inf), in tuning or not, raises a ``UserWarning``
-    (see above).
-
-    Start: each chain starts where ``pm.sample`` starts it, at the model's initial point or at
-    ``initvals=``; where the log density or its gradient is not finite there, the first step
-    raises a ``ValueError`` naming the variables. Models with ``pm.Minibatch`` data (or a
-    ``total_size`` that rescales a likelihood) are refused: ULA needs the full-data density;
-    use ``SGLD`` for them.
-
-    Stats, per draw: ``tune`` (bool), ``step_size`` (the :math:`h` used), ``diverging`` (bool),
-    ``divergences`` (running count after tuning), ``model_logp`` (logprior + beta * loglik
-    of the recorded state; ``lp`` in the DataTree, as for NUTS), ``beta`` (the run's inverse
-    temperature, which :func:`pymc_tempering.wbic` checks) and ``warning`` (a
-    ``SamplerWarning`` on divergent draws; PyMC drops it from the DataTree unless
-    ``keep_warning_stat=True``).
+    A divergent draw (a non-finite state, density or gradient, or a fall of more than ``Emax``)
+    repeats the last finite state, so the trace never holds NaN; the first one after tuning
+    raises a ``RuntimeWarning``. Stats: ``stats_dtypes_shapes`` (``model_logp`` is ``lp`` in the
+    DataTree; ``beta`` is checked by :func:`pymc_tempering.singular.wbic`). Starts and
+    ``pm.Minibatch`` models as for :class:`MALA`.
 
     References
     ----------
-    G. O. Roberts and R. L. Tweedie (1996), Exponential convergence of Langevin distributions and
-    their discrete approximations. Bernoulli 2(4), 341-363.
-    A. Durmus and E. Moulines (2017), Nonasymptotic convergence analysis for the unadjusted
-    Langevin algorithm. Ann. Appl. Probab. 27(3), 1551-1587.
-
-    Examples
-    --------
-    >>> with model:  # doctest: +SKIP
-    ...     idata = pm.sample(step=pmt.ULA(step_size=0.05), draws=20000, tune=0)
+    G. O. Roberts and R. L. Tweedie (1996), Bernoulli 2(4), 341-363.
+    A. Durmus and E. Moulines (2017), Ann. Appl. Probab. 27(3), 1551-1587.
     """
 
     name = "ula"

@@ -64,8 +64,14 @@ def make_schedule(kind: str, args: tuple[float, float, float], n_steps: int) -> 
 
 
 def preconditioner_option(preconditioner, n_params: int) -> tuple[bool, np.ndarray]:
-    """``(rmsprop, fixed)``: whether pSGLD's RMSprop preconditioner adapts, and the fixed
-    diagonal (ones for None and for RMSprop's start)."""
+    r"""``(rmsprop, fixed)``: whether pSGLD's RMSprop preconditioner adapts, and the fixed
+    diagonal (ones for None and for RMSprop's start).
+
+    RMSprop is :math:`M = 1 / (\lambda + \sqrt{V})`, :math:`V \leftarrow \alpha V + (1 - \alpha)
+    \bar g^2` (Li et al. 2016). pSGLD's correction :math:`\Gamma = \sum_j \partial M_{ij} /
+    \partial \theta_j` is left out, as in Li et al.'s experiments: it is zero once :math:`M` is
+    frozen, and while it adapts :math:`M` depends on :math:`\theta` only through past gradients.
+    """
     rmsprop = isinstance(preconditioner, str)
     if rmsprop and preconditioner != "rmsprop":
         raise ValueError(

@@ -51,126 +51,61 @@ class SGLDState(StepMethodState):
 class SGLD(Resumable, FlatPointStep, ArrayStepShared):
     r"""Stochastic-gradient Langevin dynamics (Welling & Teh 2011), optionally preconditioned.
 
-    Each step draws a fresh minibatch of ``n`` rows (the model's ``pm.Minibatch``) and moves
+    Each step draws a fresh minibatch of ``n`` rows (the model's ``pm.Minibatch``; ``N / n``
+    from the observed variables' ``total_size=N``) and moves, with no Metropolis correction,
 
     .. math::
         \theta' = \theta + \tfrac{\epsilon_t}{2} M \big(\nabla \log p(\theta)
         + \tfrac{N}{n} \textstyle\sum_i \nabla \log p(x_{ti} \mid \theta)\big) + \eta_t,
-        \qquad \eta_t \sim \mathcal N(0, \epsilon_t M),
+        \qquad \eta_t \sim \mathcal N(0, \epsilon_t M).
 
-    with no Metropolis correction. The ``N / n`` factor comes from the observed variables'
-    ``total_size=N``. A model without ``pm.Minibatch`` uses the full data, and SGLD is then the
-    unadjusted Langevin algorithm with step :math:`\epsilon/2`
-    (``theta + (eps/2) grad logp + sqrt(eps) z``).
-
-    **What a gradient-only sampler cannot see.** SGLD (like ULA) moves along the gradient of
-    the log density and keeps every move, so it never compares densities. Where the density
-    jumps, the gradient is zero on both sides and SGLD samples as if there were no jump: with
-    ``x ~ N(0, 1)`` and ``pm.Potential("jump", pt.switch(x > 1, 2.0, 0.0))``, P(x > 1) is 0.58,
-    SGLD gives 0.16 (the jump-free value) and MALA 0.58. A hard constraint (bounds that depend
-    on parameters, e.g. ``pm.Uniform("y", ub - 10, ub, observed=y)``, or a Potential that is
-    -inf somewhere) is just as invisible to the gradient. SGLD evaluates the log density
-    (log prior plus the rescaled minibatch log-likelihood) of every new state in the call
-    that computes its gradient, discards a move into zero density, marks the draw
-    ``diverging`` and warns (``UserWarning``, once per chain); but its draws near such a
-    boundary are still wrong, and with minibatches only the batch's rows are checked. Use
-    ``MALA`` or ``ExchangeMC`` on the full data for such models.
+    Without ``pm.Minibatch`` this is ULA with :math:`h = \epsilon/2`, and like ULA it keeps
+    every move: jumps and hard constraints are invisible to it (docs/decisions/092). Weight
+    the draws by step size (eq. 11): :func:`pymc_tempering.diagnostics.step_size_weighted_mean`.
 
     Parameters
     ----------
     vars : list, optional
         Continuous free variables to sample (default: all of the model's).
-    step_size : float, optional
-        :math:`\epsilon_0`. Default ``1 / N``: a posterior whose precision grows like ``N``
-        (unit-scale data) then starts with :math:`\epsilon P = O(1)`; for Welling & Teh's
-        sec. 5.1 (``N = 100``) it is their 0.01.
-    final_step_size : float, optional
-        Step size at the last step of the chain (``tune + draws`` steps, or ``n_steps``).
-        Default ``step_size / 100``, as in the paper (0.01 to 0.0001).
+    step_size, final_step_size : float, optional
+        :math:`\epsilon_0`, default ``1 / N`` (so :math:`\epsilon P = O(1)` at the start), and the
+        last step's, default ``step_size / 100`` (Welling & Teh's 0.01 to 0.0001 at N = 100).
     gamma : float, default 0.55
         Decay exponent of :math:`\epsilon_t = a (b + t)^{-\gamma}`, in (0.5, 1].
     schedule : {"polynomial", "constant"}, default "polynomial"
         ``"constant"`` keeps :math:`\epsilon_t` = ``step_size``.
     n_steps : int, optional
-        Number of steps the polynomial schedule spans; default ``tune + draws`` of each chain
-        (10,000 until ``pm.sample`` sets up the chain).
+        Steps the schedule spans; default ``tune + draws`` of each chain.
     preconditioner : None, array_like or "rmsprop", default None
-        Diagonal of :math:`M`: identity, a fixed positive vector (one entry per flattened
-        parameter), or pSGLD's RMSprop :math:`M = 1 / (\lambda + \sqrt{V})`,
-        :math:`V \leftarrow \alpha V + (1 - \alpha) \bar g^2` (Li et al. 2016). The RMSprop
-        :math:`M` adapts during tuning and is frozen after (it adapts throughout when there
-        is no tuning phase). We drop pSGLD's correction :math:`\Gamma(\theta) =
-        \sum_j \partial M_{ij} / \partial \theta_j`, as Li et al. do in their experiments: it
-        is exactly zero once :math:`M` is frozen, and during adaptation :math:`M` depends on
-        :math:`\theta` only through the running average of past gradients.
-    rmsprop_decay : float, default 0.99
-        :math:`\alpha` of the RMSprop average.
-    rmsprop_eps : float, default 1e-5
-        :math:`\lambda` of the RMSprop preconditioner.
-    threshold : float, default 0.1
-        When the sampling threshold (below) first falls under this value, SGLD logs it once
-        per chain, so burn-in can be cut there (:func:`pymc_tempering.sampling_threshold_crossing`).
-    threshold_every : int, default 100
-        Compute the sampling threshold and gradient-noise variance every this many steps.
-    threshold_rows : int, optional
-        Number of data rows used to estimate the score covariance :math:`V_s` (a multiple of
-        the batch size, default the smallest one >= 32): the paper's batch size 1 gives no
-        covariance by itself.
+        Diagonal of :math:`M`: identity, a fixed positive vector, or pSGLD's RMSprop (Li et al.
+        2016, without their :math:`\Gamma` term), tuned during tuning and then frozen.
+    rmsprop_decay, rmsprop_eps : float, default 0.99, 1e-5
+        :math:`\alpha` and :math:`\lambda` of the RMSprop preconditioner.
+    threshold, threshold_every, threshold_rows : float, int, int, default 0.1, 100, >= 32
+        Log once when the sampling threshold falls below ``threshold``; compute it every
+        ``threshold_every`` steps from ``threshold_rows`` rows (see :mod:`.stats`).
     beta : float, default 1.0
-        Inverse temperature on the likelihood: the drift follows
-        :math:`\nabla\log p(\theta) + \beta\nabla\ell(\theta)` (the model's observed
-        variables and Potentials form :math:`\ell`), as ``MALA(beta=...)``; with
-        ``1 / log N`` it samples WBIC's posterior, and with ``localization`` the local
-        learning coefficient's.
-    localization : float, optional
-        :math:`\gamma`: adds :math:`-\tfrac\gamma2|\theta - w^*|^2` (value space, not
-        tempered) to the target, as devinterp's SGLD does for the LLC (Lau et al. 2023).
-    localization_center : dict, optional
-        :math:`w^*` as ``{value variable name: array}``; required with ``localization``.
+        Inverse temperature: the drift follows logprior + beta * loglik, as ``MALA(beta=)``.
+    localization, localization_center : float and dict, optional
+        :math:`\gamma` and :math:`w^*`, as for ``MALA`` (devinterp's SGLD for the LLC).
     control_variate : dict, optional
-        An anchor point :math:`\hat\theta` near the posterior mode (value-space names, e.g.
-        ``pm.find_MAP()`` on the full-data model). Turns SGLD into SGLD-CV (Baker et al.
-        2019): the log-likelihood gradient is estimated by
-        :math:`\nabla L(\hat\theta) + \frac{N}{n}\sum_i (\nabla \ell_i(\theta) -
-        \nabla \ell_i(\hat\theta))`, still unbiased, with a variance that vanishes as
-        :math:`\theta \to \hat\theta`. The full-data gradient at the anchor is computed
-        once, in ``N / n`` compiled calls.
+        An anchor near the mode (value names): SGLD-CV (Baker et al. 2019), an unbiased
+        gradient whose variance vanishes near the anchor; costs one full-data gradient.
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's step methods.
 
     Notes
     -----
-    Stats, per draw: ``tune``; ``step_size`` (:math:`\epsilon_t`); ``sampling_threshold``,
-    Welling & Teh's eq. (10) :math:`\alpha = \epsilon_t N^2/(4n)\,
-    \lambda_{max}(M^{1/2} V_s M^{1/2})`, with :math:`V_s` the empirical covariance of per-datum
-    scores, every ``threshold_every`` steps and NaN otherwise (0 for a full-batch model, whose
-    gradient is exact); ``grad_noise_var`` and ``injected_noise_var``, per-parameter variances
-    of the gradient noise :math:`\epsilon^2 N^2/(4n)\,\mathrm{diag}(M V_s M)` (same cadence)
-    and of the injected noise :math:`\epsilon\,\mathrm{diag}(M)` (object stats, dims
-    ``(chain, draw, <name>_dim_0)``); ``diverging``: the move led to a state whose value, log
-    density or gradient is not finite (e.g. a zero-density region, or a step size so large
-    that the chain blows up); the move is discarded, the chain stays at its last valid state,
-    and the first such move of a chain raises a ``UserWarning``; ``beta`` (the run's inverse
-    temperature, which :func:`pymc_tempering.wbic` checks).
-
-    Each step evaluates the gradient (and log density) at the state it moves to, and the next
-    step reuses it: one compiled call per step, two when other step methods sample some of the
-    model's variables. A chain's start must have a finite log density and gradient (else a
-    ``ValueError`` at the first step; pass ``initvals=`` to ``pm.sample``).
-
-    Minibatch rows are drawn with replacement by ``pm.Minibatch``; its RNG is reseeded from
-    the step's ``rng`` for every chain, so a ``random_seed`` repeats the trace.
-    Posterior expectations should weight draws by step size (eq. 11):
-    :func:`pymc_tempering.step_size_weighted_mean`.
+    Stats: :mod:`~pymc_tempering.step_methods.sgld.stats`; divergences (discarded, flagged,
+    warned once per chain): :mod:`~pymc_tempering.step_methods.sgld.divergence`. One compiled
+    call per step; a start with a non-finite density raises a ``ValueError`` (pass
+    ``initvals=``); the minibatch RNG is reseeded per chain, so a ``random_seed`` repeats the trace.
 
     References
     ----------
-    M. Welling and Y. W. Teh (2011), Bayesian learning via stochastic gradient Langevin
-    dynamics. ICML.
-    C. Li, C. Chen, D. Carlson and L. Carin (2016), Preconditioned stochastic gradient Langevin
-    dynamics for deep neural networks. AAAI.
-    J. Baker, P. Fearnhead, E. B. Fox and C. Nemeth (2019), Control variates for stochastic
-    gradient MCMC. Statistics and Computing 29, 599-615.
+    M. Welling and Y. W. Teh (2011), Bayesian learning via stochastic gradient Langevin dynamics.
+    C. Li, C. Chen, D. Carlson and L. Carin (2016), Preconditioned SGLD for deep neural networks.
+    J. Baker, P. Fearnhead, E. B. Fox and C. Nemeth (2019), Statistics and Computing 29, 599-615.
     """
 
     name = "sgld"
@@ -368,17 +303,28 @@ class SGLD(Resumable, FlatPointStep, ArrayStepShared):
             alpha, grad_noise = self._threshold(x, eps)
         self.iteration += 1
         draw = stats.draw_stats(
-            tune=self.tune, step_size=eps, alpha=alpha, grad_noise=grad_noise,
-            precond=self.precond, diverging=diverging, beta=self.beta,
-        )  # fmt: skip
+            tune=self.tune,
+            step_size=eps,
+            alpha=alpha,
+            grad_noise=grad_noise,
+            precond=self.precond,
+            diverging=diverging,
+            beta=self.beta,
+        )
         # arrays are never changed in place, so the state can be handed out without a copy
         return RaveledVars(x_new, q0.point_map_info), [draw]
 
     def _threshold(self, x, eps):
         alpha, grad_noise = stats.noise_stats(
-            self.gradients, x, eps, self.rng, self._score_batches, self.anchor, self.beta,
+            self.gradients,
+            x,
+            eps,
+            self.rng,
+            self._score_batches,
+            self.anchor,
+            self.beta,
             self.precond,
-        )  # fmt: skip
+        )
         if alpha < self.threshold and self.threshold_step < 0:
             self.threshold_step = self.iteration
             stats.log_threshold_crossing(alpha, self.threshold, self.iteration, eps)

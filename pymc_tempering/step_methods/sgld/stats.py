@@ -1,6 +1,13 @@
 r"""SGLD's sampler stats: their dtypes and shapes, the record of one draw, the gradient-noise
 stats (Welling & Teh's sampling threshold) and the progress-bar columns.
 
+Per draw: ``step_size`` (:math:`\epsilon_t`); ``sampling_threshold``, Welling & Teh's eq. (10)
+:math:`\alpha = \epsilon_t N^2/(4n)\,\lambda_{max}(M^{1/2} V_s M^{1/2})` with :math:`V_s` the
+covariance of per-datum scores, every ``threshold_every`` steps and NaN between (0 on the full
+data, whose gradient is exact); ``grad_noise_var`` and ``injected_noise_var``, per-parameter
+variances :math:`\epsilon^2 N^2/(4n)\,\mathrm{diag}(M V_s M)` (same cadence) and
+:math:`\epsilon\,\mathrm{diag}(M)` (object stats, dims ``(chain, draw, <name>_dim_0)``);
+``diverging`` (:mod:`.divergence`); ``beta`` (checked by :func:`pymc_tempering.singular.wbic`).
 The raw names are read back by :func:`pymc_tempering.trace.sgld_stats`
 (:data:`pymc_tempering.trace.SGLD_NOISE_STATS`).
 """
@@ -79,8 +86,11 @@ def log_threshold_crossing(alpha, threshold, iteration, eps) -> None:
     _log.info(
         "SGLD: the sampling threshold fell to %.3g < %.3g at step %d (step size %.3g); "
         "earlier draws are burn-in (pmt.sampling_threshold_crossing finds the draw).",
-        alpha, threshold, iteration, eps,
-    )  # fmt: skip
+        alpha,
+        threshold,
+        iteration,
+        eps,
+    )
 
 
 def progressbar_config(n_chains=1):

@@ -1,20 +1,24 @@
-"""The per-draw glue of MALA / ULA / SGLD (issue 12) gives the numbers of the plain path, bit for
-bit: the flat point step against PyMC's map / rmap, MALA's kept h M and sqrt(2 h M) against the
-Langevin proposal computed afresh (and renewed when h or M changes), SGLD's step size in Python
-floats against NumPy's."""
+"""What ULA and MALA share (:mod:`pymc_tempering.step_methods.langevin.base` and ``flat_step``).
+
+The per-draw glue (issue 12) gives the numbers of the plain path, bit for bit: the flat point
+step against PyMC's map / rmap, MALA's kept h M and sqrt(2 h M) against the Langevin proposal
+computed afresh (and renewed when h or M changes), SGLD's step size in Python floats against
+NumPy's. The start checks: a non-finite start is refused naming the variable and the fix, and
+``initvals`` start a chain where the default initial point has zero density.
+"""
 
 import numpy as np
 import pymc as pm
-import pytensor
+import pytensor.tensor as pt
 import pytest
+from helpers import FAST, z_score
+from helpers import SAMPLE_KWARGS as SAMPLE
 from pymc.step_methods.arraystep import GradientSharedStep
 
 from pymc_tempering.kernels.langevin import langevin_proposal
 from pymc_tempering.kernels.sgld import StepSizeSchedule, polynomial_schedule
-from pymc_tempering.step_methods.langevin import MALA
+from pymc_tempering.step_methods.langevin import MALA, ULA
 from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep, same_state
-
-FAST = {"mode": pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")}
 
 
 def bits(a):
@@ -116,3 +120,66 @@ def test_same_state_knows_views_and_compares_the_rest():
     moved = cached.copy()
     moved[3] = np.nextafter(moved[3], 10.0)
     assert not same_state(moved, cached)
+
+
+# -- the chain starts where pm.sample starts it ----------------------------------------------------
+
+
+def test_nonfinite_start_is_refused_at_the_first_step_naming_variable_and_fix():
+    with pm.Model() as model:
+        x = pm.Normal("x", 0, 1, initval=-1.0)
+        pm.Potential("sqrt_term", pt.log(x))  # NaN at x = -1
+    with model:
+        for step in (MALA(), ULA(step_size=0.1)):  # building a step does not evaluate the start
+            with pytest.raises(
+                ValueError,
+                match=r"cannot start the chain at \{'x': -1.0\}.*'sqrt_term'.*not finite.*"
+                r"initvals=\{'x': \.\.\.\}",
+            ):
+                pm.sample(step=step, draws=5, tune=5, chains=1, random_seed=0, **SAMPLE)
+
+
+# x ~ N(0, 10^2), y = 5 ~ N(x, 0.5^2), and a Potential that is -inf for x <= 0: the default
+# initial point x = 0 has zero density. The posterior is N(m, v), 10 sd above 0.
+POST_VAR = 1 / (1 / 100 + 4)
+
+POST_MEAN = 5 * 4 * POST_VAR
+
+H_START = 0.1
+
+
+def above_one_model():
+    with pm.Model() as model:
+        x = pm.Normal("x", 0, 10)
+        pm.Normal("y", x, 0.5, observed=5.0)
+        pm.Potential("positive", pt.switch(x > 0, 0.0, -np.inf))
+    return model
+
+
+@pytest.mark.parametrize(
+    "cls, kwargs, var",
+    [
+        (MALA, {}, POST_VAR),
+        (ULA, {"step_size": H_START}, POST_VAR / (1 - H_START / (2 * POST_VAR))),  # exact law
+    ],
+    ids=["MALA", "ULA"],
+)
+def test_initvals_start_chains_where_the_default_initial_point_has_zero_density(
+    cls, kwargs, var, seed=3
+):
+    with above_one_model():
+        with pytest.raises(ValueError, match=r"\{'x': 0.0\}.*'positive': -inf.*initvals="):
+            pm.sample(step=cls(**kwargs), draws=5, tune=0, chains=1, random_seed=0, **SAMPLE)
+        idata = pm.sample(
+            step=cls(**kwargs, compile_kwargs=FAST),
+            initvals={"x": 4.0},
+            draws=2000,
+            tune=300,
+            chains=2,
+            cores=1,
+            random_seed=seed,
+            **SAMPLE,
+        )
+    draws = idata["posterior"]["x"].values
+    z_mean, z_var = z_score(draws, POST_MEAN), z_score((draws - POST_MEAN) ** 2, var)
+    assert abs(z_mean) < 4 and abs(z_var) < 4, (z_mean, z_var)
