@@ -1,12 +1,13 @@
 """Bridge sampling on NUTS draws vs TI (pmt.marginal_likelihood) vs pm.sample_smc, one process.
 
-Run: python benchmarks/bench_bridge.py [--seeds 50] [--two-mode-seeds 20] [--skip-coverage]
+Run: python benchmarks/bench_bridge.py [--seeds 50] [--two-mode-seeds 20] [--seed 1]
+     [--skip-side-by-side] [--skip-coverage] [--skip-two-mode]
 
 1. Side by side on regular models with closed-form log Z (the seed lecture's model, radiata
    pine M1 and M2 under the Normal-Gamma prior, a conjugate regression with k = 5
    coefficients): log Z, |error|, MCSE and wall time of
    - bridge sampling: pm.sample (NUTS, 2 chains x 1000 draws, 1000 tune) + pmt.bridge_sampling,
-   - TI: pmt.marginal_likelihood with its defaults (ExchangeMC, 256 rungs, 8 x 1000 draws),
+   - TI: pmt.marginal_likelihood with its defaults (ExchangeMC on its evidence ladder),
    - pm.sample_smc with its defaults (2 chains x 2000 particles), MCSE from the chains' spread.
    cores=1 everywhere; wall times include compilation (PyTensor's disk cache is warm after the
    first model).
@@ -19,21 +20,16 @@ Run: python benchmarks/bench_bridge.py [--seeds 50] [--two-mode-seeds 20] [--ski
 
 import argparse
 import logging
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
+import problems
 import pymc as pm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-import targets  # noqa: E402
-
-import pymc_tempering as pmt  # noqa: E402
-from pymc_tempering.evidence.bridge import bridge_sampling  # noqa: E402
-from pymc_tempering.exact import two_mode_log_evidence, two_mode_model  # noqa: E402
+import pymc_tempering as pmt
+from pymc_tempering.evidence.bridge import bridge_sampling
+from pymc_tempering.exact import two_mode_log_evidence, two_mode_model
 
 QUIET = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
 logging.getLogger("pymc").setLevel(logging.ERROR)
@@ -46,22 +42,11 @@ def regression_data(n=40, k=5, seed=7):
 
 
 def regular_models():
-    x, pine = targets.lecture_data(), targets.radiata_pine_data()
-    X, y = regression_data()
     return {
-        "lecture (d=1)": (targets.lecture_model(x), targets.lecture_log_evidence(x)),
-        "radiata M1 (d=3)": (
-            targets.radiata_model(pine["y"], pine["x"]),
-            targets.radiata_log_evidence(pine["y"], pine["x"]),
-        ),
-        "radiata M2 (d=3)": (
-            targets.radiata_model(pine["y"], pine["z"]),
-            targets.radiata_log_evidence(pine["y"], pine["z"]),
-        ),
-        "regression (d=5)": (
-            targets.regression_model(X, y),
-            targets.regression_log_evidence(X, y),
-        ),
+        "lecture (d=1)": problems.lecture(),
+        "radiata M1 (d=3)": problems.radiata("x"),
+        "radiata M2 (d=3)": problems.radiata("z"),
+        "regression (d=5)": problems.regression(*regression_data()),
     }
 
 

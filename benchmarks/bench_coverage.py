@@ -1,78 +1,59 @@
 """Coverage of the evidence error bars (MCSE) over seeds: the egg box against a regular model.
 
 Run: python benchmarks/bench_coverage.py [--seeds N] [--offline] [--package-only]
-     [--routes R ...] [--models M ...]
+     [--routes R ...] [--models M ...] [--estimators TI SS BAR MBAR] [--output DIR]
 
-Models, each with an exact log Z from :mod:`pymc_tempering.exact`:
+Models, each with an exact log Z from :mod:`pymc_tempering.exact`: the egg box (Feroz, Hobson &
+Bridges 2009: uniform prior on [0, 10 pi]^2, loglik (2 + cos(x/2) cos(y/2))^5 as a Potential;
+many sharp, equal maxima) and the seed lecture's regular, conjugate model (``problems.lecture``).
 
-* egg box (Feroz, Hobson & Bridges 2009): uniform prior on [0, 10 pi]^2, loglik
-  (2 + cos(x/2) cos(y/2))^5 as a Potential; many sharp, equal maxima; exact log Z 235.855940
-  (the published 235.88 is a coarse grid's value);
-* lecture (the seed lecture's regular, conjugate model): x_i ~ N(mu, 1), mu ~ N(0, 1), n = 20.
+Routes, per seed s (``random_seed=s``, ``cores=1``; the MCSE does not depend on cores):
 
-Routes, per seed s (random_seed=s, cores=1; the MCSE does not depend on cores):
+* ladder64: ``pm.sample(step=ExchangeMC(betas=evidence_ladder(64)), draws=2000, tune=1000,
+  chains=4)``, the step built once per model and reused across seeds (a reused step gives the
+  trace a fresh step gives for the same seed: checked at the start of every sampling run), then
+  TI and stepping stone;
+* default: ``pmt.marginal_likelihood(model, random_seed=s)`` with whatever its defaults are when
+  run (runs saved under earlier defaults are kept as they are: keep them apart with
+  ``--output``); adaptive: the same with ``ladder="adaptive"``;
+* opt-in: chains2 and chains4 (``chains=2`` / ``4``, ``draws=2000``: the MCSE can barely use
+  the spread between chains), rwm (``step_kwargs={"explorer": "rwm"}``), auto (``beta_min`` and
+  ``n_rungs`` ``"auto"``), auto256 (the same with 256 rungs), beta30 (256 rungs from
+  ``beta_min=2**-30``).
 
-* ladder64: ``pm.sample(step=pmt.ExchangeMC(betas=pmt.evidence_ladder(64)), draws=2000,
-  tune=1000, chains=4)``, the step built once per model and reused across seeds (a reused step
-  gives the trace a fresh step gives for the same seed: checked at the start of every sampling
-  run), then ``pmt.thermodynamic_integration`` and ``pmt.stepping_stone``;
-* default: ``pmt.marginal_likelihood(model, random_seed=s)``, whatever its defaults are when
-  run (now: ``beta_min="auto"``, 8 chains, independence proposals per rung, 500 tuning + 1000
-  draws; runs saved under earlier defaults are kept and reported as they are: keep them apart
-  with ``--output``);
-* adaptive: the same with ``ladder="adaptive"`` (rungs re-placed for the evidence during
-  tuning, per chain);
-* chains2, chains4 (opt-in with ``--routes``): the same with ``chains=2`` and ``chains=4``,
-  ``draws=2000`` (the defaults before 8 chains), where the MCSE cannot or can barely use the
-  spread between chains;
-* rwm (opt-in): the default route with the random walk as the explorer
-  (``step_kwargs={"explorer": "rwm"}``, 250 tuning sweeps);
-* auto, auto256, beta30 (opt-in): the default route with ``beta_min="auto"`` (the lowest rung
-  from the log-likelihood's spread under the prior) and ``n_rungs="auto"`` (the rungs per
-  octave of the fixed 256 from ``2**-30``), the same with 256 rungs, and the fixed 256 rungs
-  from ``beta_min=2**-30`` (the defaults before ``"auto"``).
+``--routes`` defaults to ladder64 and default (about 12 minutes for 50 seeds of both models on a
+2-core machine). Every run's ``rung_loglik`` (chain, draw, rung), ladder, round trips and the
+package's estimates go to ``benchmarks/output/coverage/<model>_<route>_<seed>.npz``; runs on
+disk are never re-sampled, and ``--offline`` recomputes everything from those files.
 
-``--routes`` defaults to ladder64 and default: 50 seeds of both models take about 12 minutes on
-a shared 2-core machine; chains2 and chains4 add about 8 and 9 minutes.
-Every run's ``rung_loglik`` (chain, draw, rung), ladder, round trips and the package's
-estimates go to ``benchmarks/output/coverage/<model>_<route>_<seed>.npz`` (``--output DIR``:
-elsewhere); runs already on disk are never re-sampled, and ``--offline`` skips sampling and
-recomputes everything from those files.
-
-Printed: (1) per model, route and estimator (``--estimators``: TI, SS and BAR by default, MBAR
-opt-in), the package's own numbers over seeds: mean error
-against the exact log Z, sd of the estimates, rms of the reported MCSE, their ratio, coverage of
-+-1.96 MCSE with its binomial standard error, and the runs with EvidenceWarnings; (2) the same
-for alternative MCSE estimators computed offline from the saved draws (prototypes, not in the
-package): (a) the package's ArviZ split-chain "mean" ESS of the per-draw terms, (e1) bulk ESS,
-(b) batch means, (e2) overlapping batch means, (c) between-chain replication, (d) max(a, c),
-(g) max(a, c t_{C-1}/z), (h) c t/z only when an F test says the chains disagree, (f) max(a,
-half-chain batch means); (3) why the ESS-based MCSE misses: batch-means variance against the
-batch size, the variance over seeds of one chain's estimate and of the pooled estimate, all
-relative to the ESS-based variance, the correlation of a chain's two halves, round trips.
+Printed: (1) per model, route and estimator (TI, SS and BAR by default; MBAR opt-in, about 30 s
+per 256-rung run), the package's numbers over seeds: mean error against the exact log Z, sd of
+the estimates, rms of the reported MCSE, their ratio, coverage of +-1.96 MCSE with its binomial
+standard error, and the runs with EvidenceWarnings; (2) the same for prototype MCSE estimators
+computed offline from the saved draws (not in the package): ESS "mean" [the package's] and
+bulk, batch means, overlapping batch means, between-chain replication and combinations of
+these; (3) why the ESS-based MCSE misses: batch-means variance against the batch size, the
+variance over seeds of one chain's and of the pooled estimate relative to the ESS-based
+variance, the correlation of a chain's two halves, round trips.
 """
 
 import argparse
 import logging
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+import problems
 import pymc as pm
 import xarray as xr
 from arviz_stats.base import array_stats
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-import targets  # noqa: E402
-
-import pymc_tempering as pmt  # noqa: E402
-from pymc_tempering import exact  # noqa: E402
-from pymc_tempering.evidence.bennett import bar, mbar  # noqa: E402
-from pymc_tempering.evidence.core.tempered import (  # noqa: E402
+import pymc_tempering as pmt
+from pymc_tempering import exact
+from pymc_tempering.evidence.bennett import bar, mbar
+from pymc_tempering.evidence.core.tempered import (
     stepping_stone_draws,
     ti_draws,
     ti_quadrature,
@@ -103,18 +84,13 @@ logging.getLogger("pymc").setLevel(logging.ERROR)
 
 def models():
     """name -> (model, exact log Z, exact (E_beta, Var_beta) of loglik as a function of betas)."""
-    x = targets.lecture_data()
     return {
         "egg_box": (
             exact.egg_box_model(),
             exact.egg_box_log_evidence(),
             exact.egg_box_power_moments,
         ),
-        "lecture": (
-            targets.lecture_model(x),
-            exact.lecture_log_evidence(x, 1.0),
-            lambda betas: targets.lecture_power_moments(x, 1.0, betas),
-        ),
+        "lecture": (*problems.lecture(), problems.lecture_power_moments),
     }
 
 
@@ -127,7 +103,7 @@ def _counted(caught, prefix):
 
 
 def _save(path, idata, log_z, mcse, caught, wall):
-    ds = pmt.tempering_dataset(idata)
+    ds = pmt.diagnostics.tempering_dataset(idata)
     stats_ = idata.sample_stats
     np.savez(
         path,
@@ -147,7 +123,7 @@ def run_ladder64(model, step, seed, path):
         idata = pm.sample(step=step, random_seed=seed, **LADDER64, **QUIET)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pmt.EvidenceWarning)
-        ti, ss = pmt.thermodynamic_integration(idata), pmt.stepping_stone(idata)
+        ti, ss = pmt.evidence.thermodynamic_integration(idata), pmt.evidence.stepping_stone(idata)
     wall = time.perf_counter() - start
     log_z = [float(ti.log_marginal_likelihood), float(ss.log_marginal_likelihood)]
     _save(path, idata, log_z, [float(ti.mcse), float(ss.mcse)], caught, wall)
@@ -171,12 +147,12 @@ def _path(model_name, route, seed):
 def check_step_reuse(model):
     """A reused step gives the trace a fresh step gives for the same seed."""
     with model:
-        step = pmt.ExchangeMC(betas=pmt.evidence_ladder(64))
+        step = pmt.ExchangeMC(betas=pmt.ladder.evidence_ladder(64))
         kwargs = {"draws": 200, "tune": 100, "chains": 2, **QUIET}
         pm.sample(step=step, random_seed=1, **kwargs)
         reused = pm.sample(step=step, random_seed=2, **kwargs)
         fresh = pm.sample(
-            step=pmt.ExchangeMC(betas=pmt.evidence_ladder(64)), random_seed=2, **kwargs
+            step=pmt.ExchangeMC(betas=pmt.ladder.evidence_ladder(64)), random_seed=2, **kwargs
         )
     same = np.array_equal(
         reused.sample_stats["rung_loglik"].values, fresh.sample_stats["rung_loglik"].values
@@ -201,7 +177,7 @@ def sample_all(cases, n_seeds, routes):
                 else:
                     if step is None or not reuse:
                         with model:
-                            step = pmt.ExchangeMC(betas=pmt.evidence_ladder(64))
+                            step = pmt.ExchangeMC(betas=pmt.ladder.evidence_ladder(64))
                     run_ladder64(model, step, seed, path)
                 done += 1
             print(f"sampled {name} {route}: {done} runs in {time.perf_counter() - start:.0f} s")
@@ -324,8 +300,8 @@ HEADER = (
 #: section 1's estimators: the package's public functions (MBAR costs about 30 s on one
 #: 256-rung run, so it is opt-in: --estimators TI SS BAR MBAR)
 PACKAGE = {
-    "TI": pmt.thermodynamic_integration,
-    "SS": pmt.stepping_stone,
+    "TI": pmt.evidence.thermodynamic_integration,
+    "SS": pmt.evidence.stepping_stone,
     "BAR": bar,
     "MBAR": mbar,
 }

@@ -1,7 +1,9 @@
-"""Log evidence: ExchangeMC + TI / stepping stone vs pm.sample_smc, side by side, one process.
+"""Log evidence: ExchangeMC's estimators (``marginal_likelihood``) against ``pm.sample_smc``
+and closed-form log Z, side by side in one process.
 
 Run: python benchmarks/bench_evidence.py [--seeds 100] [--skip-calibration]
      python benchmarks/bench_evidence.py --smc-only [--smc-seeds 5] [--budgets 1 5] [--smc-mbar]
+         [--problems two_mode_10d radiata] [--smc-ladder adaptive] [--smc-explorer rwm]
 
 1. Accuracy and wall time against closed-form log Z, ours vs PyMC's SMC (its defaults with 2
    chains; ours one chain on a dense geometric ladder; cores=1 for both), on the seed lecture's
@@ -12,38 +14,45 @@ Run: python benchmarks/bench_evidence.py [--seeds 100] [--skip-calibration]
 3. Radiata pine (Williams 1959): exact evidences of the two regressions under the Normal-Gamma
    prior, TI / stepping stone with the data's raw parametrisation and a non-centred one, Laplace
    and BIC, and the model-comparison table.
+4. Equal wall time against ``pm.sample_smc`` as a user runs it (``--smc-only`` runs only this),
+   on ``problems.EVIDENCE_PROBLEMS`` (a 10-D two-mode target and radiata pine's Normal-Gamma
+   regression, non-centred). Per problem a timed pilot of ``marginal_likelihood`` (its defaults,
+   two draw counts) gives its overhead and cost per draw. Then per budget and seed:
+   ``pm.sample_smc(draws=2000 * budget)`` with its other defaults (2 chains), timed from the
+   call to the result; then ``marginal_likelihood`` with its defaults but ``draws`` filling
+   SMC's wall time of that seed (at least 100) and ``tune`` in the defaults' ratio to the draws
+   of the explorer it runs (at least 100). Both ``cores=1``, one after the other, so load hits
+   both. Every estimator comes from the same run: a method's wall time is the run's with the
+   default estimator's time replaced by its own. MBAR is opt-in (``--smc-mbar``: its exact
+   passes on 256 rungs cost several times SMC's budget). Per cell over seeds: rms error, mean
+   error bar, coverage (|error| < 2 error bars); SMC's error bar is the sd of its chains'
+   estimates / sqrt(chains). Run with ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1`` on a shared
+   machine.
 
-4. Equal wall time against ``pm.sample_smc`` as a user runs it (``--smc-only`` runs only this):
-   its defaults (2 chains, 2000 draws) and 5x its draws; ``marginal_likelihood`` with its
-   defaults but ``draws`` chosen to fill the same wall time (from a timed pilot); cores=1 for
-   both, in one process, one seed's SMC run then ours, so load hits both. Problems: a 10-D
-   two-mode target (modes at -m and +m, m from 3 to 5 per axis, weights 0.3 / 0.7, prior
-   N(0, 20^2 I)) and radiata pine's Normal-Gamma regression (non-centred), both with exact
-   log Z. Per cell over seeds: rms error, mean reported error bar and coverage (|error| < 2
-   error bars) for MBAR, BAR, TI, SS and SMC (SMC's error bar: the sd of its chains'
-   estimates / sqrt(chains)).
-
-Wall times include compilation, for both samplers.
+Wall times include compilation, for both samplers. Measured: README ("Against pm.sample_smc at
+equal wall time").
 """
 
 import argparse
 import logging
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
+import problems
 import pymc as pm
+from harness import SMC_DRAWS, Estimate, smc_run
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import bench_evidence_smc as bench_smc  # noqa: E402
-import targets  # noqa: E402
-
-import pymc_tempering as pmt  # noqa: E402
-from pymc_tempering import evidence as ev  # noqa: E402
+import pymc_tempering as pmt
+from pymc_tempering import evidence as ev
+from pymc_tempering.evidence.methods import evidence_by_method, resolve_methods
+from pymc_tempering.evidence.runner import (
+    DEFAULT_METHODS,
+    _default_explorer,
+    _evidence_step_kwargs,
+    default_tune,
+)
+from pymc_tempering.exact import singular_free_energy_asymptotic
 
 QUIET = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
 logging.getLogger("pymc").setLevel(logging.ERROR)
@@ -81,12 +90,8 @@ def ours_log_evidence(model, seed, **settings):
 
 def side_by_side(seed):
     print("\n## 1. Accuracy and wall time vs pm.sample_smc (one run each, same process)\n")
-    x = targets.lecture_data()
     n = 100_000
-    cases = {
-        "lecture": (targets.lecture_model(x), targets.lecture_log_evidence(x)),
-        "singular": (targets.singular_model(n), -targets.singular_free_energy(n)),
-    }
+    cases = {"lecture": problems.lecture(), "singular": problems.singular(n)}
     header = f"{'model':<26}{'method':<34}{'log Z':>11}{'|error|':>9}{'mcse':>8}{'wall s':>8}"
     print(header)
     print("-" * len(header))
@@ -113,8 +118,8 @@ def side_by_side(seed):
             print(f"{'':<26}warning: {note}")
         if name == "singular":
             f_exact = -exact
-            f_asym = targets.singular_free_energy_asymptotic(n)
-            f_lead = targets.singular_free_energy_asymptotic(n, constant=0)
+            f_asym = singular_free_energy_asymptotic(n)
+            f_lead = singular_free_energy_asymptotic(n, constant=0)
             print(
                 f"{'':<26}F(n) exact (1-D quadrature) {f_exact:.6f}; eq. (4) {f_asym:.6f}; "
                 f"eq. (4) without the O(1/log n) term {f_lead:.6f}"
@@ -140,19 +145,11 @@ def side_by_side(seed):
 
 def calibration(n_seeds):
     print(f"\n## 2. Calibration over {n_seeds} seeds (error / MCSE)\n")
-    x = targets.lecture_data()
     cases = [
-        (
-            "lecture n=20, section-1 settings",
-            targets.lecture_model(x),
-            targets.lecture_log_evidence(x),
-            OURS["lecture"],
-            n_seeds,
-        ),
+        ("lecture n=20, section-1 settings", *problems.lecture(), OURS["lecture"], n_seeds),
         (
             "singular n=100,000, section-1 settings",
-            targets.singular_model(100_000),
-            -targets.singular_free_energy(100_000),
+            *problems.singular(100_000),
             OURS["singular"],
             max(n_seeds // 3, 10),
         ),
@@ -180,21 +177,19 @@ def calibration(n_seeds):
 
 def radiata(seed):
     print("\n## 3. Radiata pine (Williams 1959), Normal-Gamma prior, original table\n")
-    path = targets.radiata_pine_path()
-    if path is None:
+    if not problems.radiata_available():
         print("skipped: ../shared/data/radiata_pine.csv is not beside the repository")
         return
-    data = targets.radiata_pine_data(path)
     settings = {"n_rungs": 128, "beta_min": 1e-6, "draws": 3000, "tune": 1000, "chains": 2}
     header = f"{'model':<22}{'method':<40}{'log Z':>11}{'error':>9}{'mcse':>8}{'wall s':>8}"
     print(header)
     print("-" * len(header))
     results = {}
     for name, cov in (("M1 density x", "x"), ("M2 adjusted z", "z")):
-        exact = targets.radiata_log_evidence(data["y"], data[cov])
+        exact = problems.radiata(cov).log_evidence
         print(f"{name:<22}{'exact (closed form)':<40}{exact:>11.4f}")
         for noncentred in (False, True):
-            model = targets.radiata_model(data["y"], data[cov], noncentred=noncentred)
+            model = problems.radiata(cov, noncentred=noncentred).model
             result, wall, notes = ours_log_evidence(model, seed, **settings)
             param = "non-centred" if noncentred else "raw (intercept ~3000)"
             for est, short in (("thermodynamic_integration", "TI"), ("stepping_stone", "SS")):
@@ -208,11 +203,156 @@ def radiata(seed):
                 print(f"{'':<22}warning: {note}")
             if noncentred:
                 results[name] = result
-        for label, fn in (("Laplace (approximation)", pmt.laplace_evidence), ("BIC", pmt.bic)):
+        for label, fn in (
+            ("Laplace (approximation)", pmt.evidence.laplace_evidence),
+            ("BIC", pmt.evidence.bic),
+        ):
             value = float(fn(model).log_marginal_likelihood)
             print(f"{'':<22}{label:<40}{value:>11.4f}{value - exact:>+9.4f}")
     print("\ncompare_evidence (non-centred runs, TI):")
     print(pmt.compare_evidence(results).to_string(float_format=lambda v: f"{v:.4g}"))
+
+
+# --- 4. equal wall time against pm.sample_smc --------------------------------------------------
+
+EQUAL_TIME_METHODS = ("bar", "ti", "ss")
+PILOT_DRAWS = (100, 600)
+#: marginal_likelihood's arguments besides draws and tune (--smc-ladder, --smc-explorer)
+OURS_SMC = {}
+
+
+def _tune(model, draws):
+    """``marginal_likelihood``'s default ratio of ``tune`` to its default 1000 draws, for the
+    explorer and ladder it would use on ``model`` (:func:`default_tune`), times ``draws``
+    (at least 100: two tuning windows)."""
+    ladder = OURS_SMC.get("ladder", "geometric")
+    kwargs = _default_explorer(model, OURS_SMC.get("step_kwargs"), ladder)
+    ratio = default_tune(_evidence_step_kwargs(kwargs, 256, 2.0**-30, ladder)) / 1000
+    return max(int(round(ratio * draws)), 100)
+
+
+def _timed_estimate(idata, method):
+    start = time.perf_counter()
+    ((result, issues),) = evidence_by_method(idata, resolve_methods(method)).values()
+    return result, issues, time.perf_counter() - start
+
+
+def ours_run(model, seed, draws, methods=EQUAL_TIME_METHODS) -> tuple[dict[str, Estimate], float]:
+    """``marginal_likelihood`` with its defaults but ``draws`` (``tune`` in proportion): every
+    method's estimate from one run, each with the run's wall time, its own estimator's time in
+    place of the default's; and the call's wall time."""
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, idata = ev.marginal_likelihood(
+            model,
+            draws=draws,
+            tune=_tune(model, draws),
+            random_seed=seed,
+            cores=1,
+            return_idata=True,
+            **OURS_SMC,
+        )
+        wall = time.perf_counter() - start
+        default_cost = sum(_timed_estimate(idata, m)[2] for m in DEFAULT_METHODS)
+        out = {}
+        for method in methods:
+            result, issues, cost = _timed_estimate(idata, method)
+            out[method] = Estimate(
+                float(result.log_marginal_likelihood), float(result.mcse),
+                wall - default_cost + cost, bool(issues),
+            )  # fmt: skip
+    return out, wall
+
+
+def pilot(model) -> tuple[float, float]:
+    """``(overhead, seconds per draw)`` of a default ``marginal_likelihood`` call with
+    ``tune`` in the defaults' ratio to ``draws``, from two timed runs (the smaller twice,
+    keeping its faster time: the first compiles)."""
+    small, large = PILOT_DRAWS
+    walls = {}
+    for draws, seeds in ((small, (90, 91)), (large, (92,))):
+        times = []
+        for seed in seeds:
+            start = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ev.marginal_likelihood(
+                    model,
+                    draws=draws,
+                    tune=_tune(model, draws),
+                    random_seed=seed,
+                    cores=1,
+                    **OURS_SMC,
+                )
+            times.append(time.perf_counter() - start)
+        walls[draws] = min(times)
+    per_draw = max((walls[large] - walls[small]) / (large - small), 1e-6)
+    return max(walls[small] - small * per_draw, 0.0), per_draw
+
+
+def _row(label, estimates, exact):
+    err = np.array([e.log_z - exact for e in estimates])
+    bars = np.array([e.error_bar for e in estimates])
+    covered = np.mean(np.abs(err) < 2 * bars)
+    wall = np.mean([e.wall for e in estimates])
+    warned = sum(e.warned for e in estimates)
+    return (
+        f"{label:<26}{np.sqrt(np.mean(err**2)):>9.4f}{np.mean(err):>+9.4f}{np.mean(bars):>9.4f}"
+        f"{covered:>7.2f}{wall:>8.1f}{warned:>8d}"
+    )
+
+
+def _cell(model, exact, budget, seeds, cost, methods):
+    """One budget: per seed SMC, then ours with the draws that fill SMC's wall time by the
+    cost model last measured (the pilot's, rescaled by each run's wall time over its
+    prediction: load changes)."""
+    smc, ours, draws = [], {m: [] for m in methods}, []
+    overhead, per_draw = cost
+    for seed in seeds:
+        smc.append(smc_run(model, seed, SMC_DRAWS * budget))
+        draws.append(max(int((smc[-1].wall - overhead) / per_draw), 100))
+        estimates, wall = ours_run(model, seed, draws[-1], methods)
+        for method, estimate in estimates.items():
+            ours[method].append(estimate)
+        load = wall / (overhead + per_draw * draws[-1])  # the machine's load stretches both
+        overhead, per_draw = overhead * load, per_draw * load
+    rows = [_row(f"pm.sample_smc {SMC_DRAWS * budget} draws", smc, exact)]
+    rows += [_row(f"ours {m.upper()}", ours[m], exact) for m in methods]
+    return rows, draws
+
+
+def equal_time(names, budgets, n_seeds, mbar=False):
+    """Section 4: print one table per problem (rows: budget x sampler/estimator)."""
+    print("\n## 4. Equal wall time: marginal_likelihood vs pm.sample_smc (cores=1 each)\n")
+    seeds = list(range(n_seeds))
+    methods = (("mbar",) if mbar else ()) + EQUAL_TIME_METHODS
+    for name in names:
+        model, exact = problems.EVIDENCE_PROBLEMS[name]()
+        cost = pilot(model)
+        print(
+            f"{name}: exact log Z {exact:.4f}; our pilot: overhead {cost[0]:.1f} s, "
+            f"{1e3 * cost[1]:.2f} ms per draw; {n_seeds} seeds per cell"
+        )
+        header = f"{'budget / method':<26}{'rms err':>9}{'mean err':>9}{'err bar':>9}{'cover':>7}"
+        print(header + f"{'wall s':>8}{'warned':>8}")
+        for budget in budgets:
+            rows, draws = _cell(model, exact, budget, seeds, cost, methods)
+            tune = _tune(model, 1000) / 1000
+            print(f"-- SMC x{budget}; our draws per chain {min(draws)}-{max(draws)}, "
+                  f"tune {tune:g} of the draws")  # fmt: skip
+            print("\n".join(rows))
+        print()
+    budgets_arg = " ".join(str(b) for b in budgets)
+    print(
+        "rerun: PYTHONPATH=. python benchmarks/bench_evidence.py --smc-only "
+        f"--smc-seeds {n_seeds} --budgets {budgets_arg} --problems {' '.join(names)}"
+        + (" --smc-mbar" if mbar else "")
+        + f" --smc-ladder {OURS_SMC.get('ladder', 'geometric')}"
+        + "".join(f" --smc-explorer {v}" for v in OURS_SMC.get("step_kwargs", {}).values())
+    )
+    print("err bar: ours the reported MCSE; SMC the sd of its 2 chains' estimates / sqrt(2).")
+    print("cover: share of seeds with |error| < 2 err bars; warned: runs with an EvidenceWarning.")
 
 
 def main():
@@ -224,7 +364,7 @@ def main():
     parser.add_argument("--smc-seeds", type=int, default=5, help="seeds per cell, section 4")
     parser.add_argument("--budgets", type=int, nargs="+", default=[1, 5],
                         help="SMC draws as multiples of its default 2000")  # fmt: skip
-    parser.add_argument("--problems", nargs="+", default=list(bench_smc.PROBLEMS))
+    parser.add_argument("--problems", nargs="+", default=list(problems.EVIDENCE_PROBLEMS))
     parser.add_argument("--smc-mbar", action="store_true", help="section 4 with MBAR too")
     parser.add_argument("--smc-ladder", choices=["geometric", "adaptive"], default="geometric",
                         help="section 4: marginal_likelihood's ladder=")  # fmt: skip
@@ -232,17 +372,17 @@ def main():
                         help="section 4: step_kwargs={'explorer': ...}")  # fmt: skip
     args = parser.parse_args()
     print(f"pymc {pm.__version__}; one process; wall times include compilation")
-    bench_smc.OURS["ladder"] = args.smc_ladder
+    OURS_SMC["ladder"] = args.smc_ladder
     if args.smc_explorer is not None:
-        bench_smc.OURS["step_kwargs"] = {"explorer": args.smc_explorer}
+        OURS_SMC["step_kwargs"] = {"explorer": args.smc_explorer}
     if args.smc_only:
-        bench_smc.equal_time(args.problems, args.budgets, args.smc_seeds, args.smc_mbar)
+        equal_time(args.problems, args.budgets, args.smc_seeds, args.smc_mbar)
         return
     side_by_side(args.seed)
     if not args.skip_calibration:
         calibration(args.seeds)
     radiata(args.seed)
-    bench_smc.equal_time(args.problems, args.budgets, args.smc_seeds, args.smc_mbar)
+    equal_time(args.problems, args.budgets, args.smc_seeds, args.smc_mbar)
 
 
 if __name__ == "__main__":

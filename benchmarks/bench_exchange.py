@@ -10,7 +10,7 @@ Models: (a) a 2-D two-component Gaussian mixture (weights 0.3/0.7, modes 10 sd a
 draws, same process. Also reports the share of ExchangeMC's sweep time spent in the compiled
 batched density call.
 
-``--correlated``: the correlated posteriors of ``bench_langevin.py`` (a regression with 8
+``--correlated``: the correlated posteriors of ``problems.CORRELATED`` (a regression with 8
 equicorrelated predictors, an AR(2) series, a latent AR(1) state of 50 steps), each sampled by
 ``ExchangeMC()`` as a user types it (32 rungs, diagonal proposals), by
 ``ExchangeMC(proposal="dense")`` (random walk), by ``ExchangeMC(explorer="mala",
@@ -19,11 +19,9 @@ chains (sequentially, one core) and seed. ESS is ArviZ's bulk ESS at beta = 1 (t
 the minimum over all scalar parameters; "CPU s" is the CPU time of the whole call, a fresh model
 each time, so step construction, compilation and tuning are included; runs are interleaved and
 the median over ``--repeats`` is shown. Target (issue 17): ExchangeMC >= 0.1x NUTS in min ESS
-per second on correlated posteriors. Measured (``--repeats 3``, a busy 2-core machine, so
-provisional): ``explorer="mala", proposal="dense"`` 0.81x NUTS on the regression, 1.37x on
-AR(2), 0.25x on the latent AR(1) (50 parameters; 0.05x before its dense explorer made
-``ceil(d^(1/3))`` local moves per sweep). OpenBLAS is limited to one thread (as one core is used):
-on a shared machine its threads spin against each other in the small dense linear algebra.
+per second on correlated posteriors; measured: README. OpenBLAS is limited to one thread (as one
+core is used): on a shared machine its threads spin against each other in the small dense
+linear algebra.
 """
 
 import os
@@ -31,24 +29,16 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
 import arviz as az  # noqa: E402
 import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402
+from problems import CORRELATED, logistic_regression  # noqa: E402
 
 import pymc_tempering as pmt  # noqa: E402
 from pymc_tempering.exact import two_mode_model as bimodal_model  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_langevin import ar2_model, correlated_regression, latent_ar1_model  # noqa: E402
-
-CORRELATED = {
-    "corr-regression": correlated_regression,
-    "ar2": ar2_model,
-    "latent-ar1": latent_ar1_model,
-}
 CORRELATED_SAMPLERS = {
     "ExchangeMC()": lambda: {"step": pmt.ExchangeMC()},
     "ExchangeMC dense": lambda: {"step": pmt.ExchangeMC(proposal="dense")},
@@ -57,15 +47,9 @@ CORRELATED_SAMPLERS = {
 }
 
 
-def logistic_model(n=1000, k=5, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, k))
-    w = rng.normal(size=k)
-    y = rng.binomial(1, 1 / (1 + np.exp(-X @ w)))
-    with pm.Model() as model:
-        coef = pm.Normal("coef", 0, 1, shape=k)
-        pm.Bernoulli("y", logit_p=pm.math.dot(X, coef), observed=y)
-    return model
+def logistic_model():
+    """Bayesian logistic regression, 1,000 observations, 5 coefficients, N(0, 1) prior."""
+    return logistic_regression(1000, 5, prior_sd=1.0)
 
 
 def _run(model, step, draws, tune):
@@ -88,8 +72,8 @@ def time_sampler(model, make_step, draws, tune, repeats=3):
     """Marginal seconds per draw: the slope between runs of ``draws`` and ``2 * draws`` draws.
 
     pm.sample has fixed costs (start-point checks, DataTree conversion) that would otherwise
-    be spread over the draws; the slope removes them for both samplers alike. Best of
-    Median of ``repeats`` to damp noise from other processes.
+    be spread over the draws; the slope removes them for both samplers alike. Median of
+    ``repeats`` to damp noise from other processes.
     """
     with model:
         step = make_step()

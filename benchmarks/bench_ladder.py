@@ -1,6 +1,6 @@
 """Tempering that tunes itself, measured side by side in one run (issue 8).
 
-Run: python benchmarks/bench_ladder.py [--quick]
+Run: python benchmarks/bench_ladder.py [--quick] (``--quick``: one seed, fewer rungs and draws)
 
 1. Round trips per 1,000 sweeps after tuning, at the same number of rungs: the seed paper's
    geometric ladder vs the adaptive ladder (swap objective), each with and without the exact
@@ -30,19 +30,12 @@ import time
 
 import numpy as np
 import pymc as pm
-import pytensor.tensor as pt
+from problems import singular_model
 from scipy import stats
 
 import pymc_tempering as pmt
 from pymc_tempering.evidence import stepping_stone, thermodynamic_integration
 from pymc_tempering.exact import two_mode_model as bimodal_model
-
-
-def singular_model(n=100_000, d=2):
-    with pm.Model() as model:
-        w = pm.Normal("w", 0.0, 1.0, shape=d)
-        pm.Potential("loglik", -n * pt.prod(w**2))
-    return model
 
 
 def exchangeable_model(d=10, rho=0.98, n=5, seed=0):
@@ -102,11 +95,13 @@ def round_trip_table(draws, tune, seeds, n_rungs):
                     idata, step, _ = run(build(), draws, tune, seed, n_rungs=n_rungs,
                                          ladder=ladder, prior_rung=prior_rung)  # fmt: skip
                     trips.append(idata.sample_stats.round_trips.values[0, -1] / draws * 1000)
-                    ds = pmt.tempering_dataset(idata)
+                    ds = pmt.diagnostics.tempering_dataset(idata)
                     rejection = 1 - ds.swap_accept.mean(("chain", "draw")).values
                     spreads.append(np.ptp(rejection))
                     # 1000 / (2 + 2 sum r/(1-r)): the rate with perfectly mixing rungs
-                    theory.append(float(pmt.global_barrier(idata).predicted_round_trip_rate))
+                    theory.append(
+                        float(pmt.diagnostics.global_barrier(idata).predicted_round_trip_rate)
+                    )
                 rates[ladder, prior_rung] = np.mean(trips)
                 print(f"{label:<26}{ladder:<12}{str(prior_rung):>11}{np.mean(trips):>12.1f}"
                       f"{np.mean(spreads):>13.3f}{np.mean(theory):>12.1f}")  # fmt: skip
@@ -171,7 +166,9 @@ def prior_rung_table(draws, tune, seeds, n_rungs, ladders):
                 idata, _, _ = run(exchangeable_model(), draws, tune, seed, n_rungs=n_rungs,
                                   ladder=ladder, prior_rung=prior_rung)  # fmt: skip
                 trips.append(idata.sample_stats.round_trips.values[0, -1] / draws * 1000)
-                theory.append(float(pmt.global_barrier(idata).predicted_round_trip_rate))
+                theory.append(
+                    float(pmt.diagnostics.global_barrier(idata).predicted_round_trip_rate)
+                )
             trips = np.array(trips)
             se = trips.std(ddof=1) / np.sqrt(trips.size) if trips.size > 1 else np.nan
             means[prior_rung] = trips.mean()
@@ -193,7 +190,7 @@ def rungs_table(draws, tune, seed, counts):
             for ladder in ("geometric", "adaptive"):
                 idata, _, _ = run(build(), draws, tune, seed, n_rungs=n_rungs, ladder=ladder)
                 trips = idata.sample_stats.round_trips.values[0, -1] / draws * 1000
-                theory = float(pmt.global_barrier(idata).predicted_round_trip_rate)
+                theory = float(pmt.diagnostics.global_barrier(idata).predicted_round_trip_rate)
                 cells.append((trips, theory))
             (g, g_th), (a, a_th) = cells
             print(f"{label:<26}{n_rungs:>6}{g:>10.1f} ({g_th:5.1f}){a:>10.1f} ({a_th:5.1f})"

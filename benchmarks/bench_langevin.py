@@ -32,6 +32,7 @@ import time
 import arviz as az
 import numpy as np
 import pymc as pm
+from problems import CORRELATED, logistic_regression
 
 from pymc_tempering.step_methods.langevin import MALA
 
@@ -43,65 +44,11 @@ def gaussian_model(dim=100):
     return model
 
 
-def logistic_model(n=500, k=10, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, k))
-    w = rng.normal(size=k)
-    y = rng.binomial(1, 1 / (1 + np.exp(-X @ w))).astype("int32")
-    with pm.Model() as model:
-        coef = pm.Normal("coef", 0, 2, shape=k)
-        pm.Bernoulli("y", logit_p=pm.math.dot(X, coef), observed=y)
-    return model
-
-
-def correlated_regression(n=100, k=8, rho=0.95, seed=0):
-    """Linear regression with equicorrelated predictors (not centred): the intercept and the
-    coefficients are strongly correlated a posteriori."""
-    rng = np.random.default_rng(seed)
-    X = rng.multivariate_normal(np.zeros(k), rho + (1 - rho) * np.eye(k), size=n) + 2.0
-    y = 1.0 + X @ rng.normal(size=k) + rng.normal(size=n)
-    with pm.Model() as model:
-        intercept = pm.Normal("intercept", 0, 10)
-        coef = pm.Normal("coef", 0, 10, shape=k)
-        sigma = pm.HalfNormal("sigma", 5)
-        pm.Normal("y", intercept + pm.math.dot(X, coef), sigma, observed=y)
-    return model
-
-
-def ar2_model(n=200, seed=0):
-    """An AR(2) series with a constant; the constant and the two lags are correlated."""
-    rng = np.random.default_rng(seed)
-    y = np.zeros(n)
-    for t in range(2, n):
-        y[t] = 0.5 + 0.9 * y[t - 1] - 0.3 * y[t - 2] + rng.normal()
-    with pm.Model() as model:
-        const = pm.Normal("const", 0, 5)
-        rho = pm.Normal("rho", 0, 1, shape=2)
-        sigma = pm.HalfNormal("sigma", 2)
-        pm.Normal("y", const + rho[0] * y[1:-1] + rho[1] * y[:-2], sigma, observed=y[2:])
-    return model
-
-
-def latent_ar1_model(n=50, seed=0):
-    """A latent AR(1) state (rho = 0.95) observed with noise: 50 correlated parameters."""
-    rng = np.random.default_rng(seed)
-    z = np.zeros(n)
-    for t in range(1, n):
-        z[t] = 0.95 * z[t - 1] + 0.3 * rng.normal()
-    y = z + 0.5 * rng.normal(size=n)
-    with pm.Model() as model:
-        state = pm.AR("z", rho=[0.95], sigma=0.3, init_dist=pm.Normal.dist(0, 1), steps=n - 1)
-        pm.Normal("y", state, 0.5, observed=y)
-    return model
-
-
 MODELS = {
     "gaussian-10d": lambda: gaussian_model(10),
     "gaussian-100d": lambda: gaussian_model(100),
-    "logistic": logistic_model,
-    "corr-regression": correlated_regression,
-    "ar2": ar2_model,
-    "latent-ar1": latent_ar1_model,
+    "logistic": lambda: logistic_regression(500, 10, prior_sd=2.0),
+    **CORRELATED,
 }
 SAMPLERS = {
     "MALA()": lambda: {"step": MALA()},

@@ -1,47 +1,46 @@
-"""The local learning coefficient by our SGLD and MALA and by devinterp, at equal wall time.
+"""The local learning coefficient by our SGLD and MALA and by devinterp, at equal CPU time.
 
 Run: ``python benchmarks/bench_llc.py [--seeds 10] [--draws 2000]`` (about 10 minutes on 2
 cores). devinterp (PyTorch) is never a dependency of this package; it runs in its own
-interpreter through a subprocess, installed once with
+interpreter (``DEVINTERP_PYTHON``, default below) through a subprocess, installed once with
 
-    python3.11 -m venv /tmp/venv-devinterp && \
-        /tmp/venv-devinterp/bin/pip install torch==2.13.0 devinterp
+    python3.12 -m venv /tmp/venv-devinterp && \\
+        /tmp/venv-devinterp/bin/pip install torch devinterp==2.0.1 "zarr<3.2"
 
-(``DEVINTERP_PYTHON`` names another interpreter). Read against devinterp 2.0.1.
+Read against devinterp 2.0.1, checked with torch 2.14.1 and zarr 3.1.6. This script uses only
+devinterp's optimizer, which imports with any zarr; the pin keeps devinterp's own
+``from devinterp.slt.llc import llc`` working (2.0.1 asks for ``zarr>=3.0`` but imports
+``zarr.core.chunk_grids.RegularChunkGrid``, gone from zarr 3.2.0 on: ImportError up to 3.4.2).
 
-Model: y_i ~ N(w1 w2, 1), i = 1..n (n = 2000), prior w ~ N(0, I), with centred data, so that
-n L_n(w) - n L_n(0) = (n/2) w1^2 w2^2 exactly: the seed model's H(w) = w1^2 w2^2, whose LLC at
-w* = 0 (on the singular set; lambda = 1/2, multiplicity 2) has an exact finite-n target by
-quadrature, ``pmt.exact.monomial_llc(n/2, beta*, gamma, (1, 1), prior_sd=1)`` (0.186 here).
-
+Model: y_i ~ N(w1 w2, 1), i = 1..n (n = 2000), prior w ~ N(0, I), centred data, so that
+n L_n(w) - n L_n(0) = (n/2) w1^2 w2^2: the seed model's H(w), whose LLC at w* = 0 has an exact
+finite-n target by quadrature, ``pmt.exact.monomial_llc(n/2, beta*, gamma, (1, 1), prior_sd=1)``.
 How the two are matched:
 
-* the same target: devinterp samples exp(-n beta L_n(w) - gamma'/2 |w - w*|^2) with no prior;
-  ours keeps the model's prior N(0, I) and adds gamma/2 |w - w*|^2. At w* = 0 both are the same
-  density when gamma' = gamma + 1 (gamma = 10 for ours, localization = 11 for devinterp);
-* the same temperature: n beta = n / log n for both (devinterp's ``default_nbeta`` would be
-  batch / log batch; we pass ``nbeta=n / log n``, the issue's beta* = 1/log n);
-* the same dynamics: both SGLD updates are w + (eps/2)(drift) + N(0, eps) with the minibatch
-  gradient scaled to n, batch 100, the same constant step eps = 2e-3, 4 chains from w*, no
-  burn-in (devinterp's default), no RMSprop;
-* the same estimator: n beta (mean over draws of L_n(w) - L_n(w*)), L_n on the full data for
-  both (devinterp's own ``sample`` evaluates it on 3 fresh minibatches per draw, which adds
-  noise and needs a Hugging Face dataset of ``input_ids``, so its SGLD optimizer,
-  ``SGMCMC.sgld``, is driven by a 20-line loop here, in float64);
-* error bars: ours is ``pmt.local_learning_coefficient``'s MCSE (ArviZ ESS, between-chain floor);
-  devinterp reports ``llc_std``, the sd of its 4 chain estimates: its standard error is that over
-  sqrt(4), which is what the table uses.
+* target: devinterp samples exp(-n beta L_n(w) - gamma'/2 |w - w*|^2) with no prior; ours keeps
+  the prior N(0, I) and adds gamma/2 |w - w*|^2: the same density at w* = 0 when gamma' =
+  gamma + 1 (gamma = 10 for ours, localization = 11 for devinterp); n beta = n / log n for both;
+* dynamics: w + (eps/2)(drift) + N(0, eps), the minibatch gradient scaled to n, batch 100,
+  constant eps = 2e-3, 4 chains from w*, no burn-in, no RMSprop; devinterp's ``SGMCMC.sgld`` is
+  driven by a 20-line loop here (float64, a fresh random minibatch per step);
+* estimator: n beta (mean over draws of L_n(w) - L_n(w*)) with L_n on the full data, for both.
+  devinterp's own ``llc()`` (``compute_llc(sample(...))``) differs: it averages the loss of each
+  step's own gradient minibatch (``sampling_loss_micro``, at the weights before the step, burn-in
+  included; the minibatches replay one shuffle of the data in every epoch and every chain),
+  minus an ``init_loss`` over 32 minibatches. Its observables (``batches_per_draw=3``) are a
+  fixed set of rows evaluated at every draw, reported apart, not in the LLC; ``sample`` needs a
+  Hugging Face dataset of ``input_ids`` and a per-token loss, hence the loop;
+* error bars: ours ``pmt.singular.local_learning_coefficient``'s MCSE; devinterp's the sd of its
+  4 chain estimates (``llc_std``) / sqrt(4).
 
-Equal time: devinterp runs ``--draws`` steps per chain; its mean CPU time per seed (the
-sampling loop, without interpreter start-up or the torch import; one torch thread) is the
-budget. Our SGLD and MALA get as many draws as fit in that budget of CPU time, from a timed
-calibration run (compilation included: a PyMC user pays it on every call). CPU time rather than
-wall time because on a shared machine other processes stretch wall time unevenly between the
-runs; both are printed. Our SGLD runs as a user runs it, with its default step-size check (a
-second run at step / 4 inside the same budget), so its budget buys half the draws; MALA is exact
-(no step-size bias) and uses the full data; its step size is tuned during the first quarter of
-its draws. A seed counts as trusted when its error bar covers the exact value (|err| < 2 SE) or
-the call warned that its estimate is not to be trusted.
+Equal time: devinterp's mean CPU time per seed (its sampling loop; one torch thread) is the
+budget; our SGLD and MALA get the draws that a timed calibration (compilation included, as a
+user pays it) predicts will fill it. The runs do not hit it exactly: on a shared machine ours
+used 15-20% less CPU than the budget, so compare accuracy beside the printed ``cpu s`` column.
+Our SGLD runs with its default step-size check (a second run at step / 4 within the budget);
+MALA is exact and uses the full data, its step size tuned over the first quarter of its draws.
+A seed counts as trusted when its error bar covers the exact value (|err| < 2 SE) or the call
+warned that its estimate is not to be trusted.
 """
 
 import argparse
@@ -140,10 +139,10 @@ def run_devinterp(y, seeds, draws):
 
 
 def run_ours(y, sampler, draws, seed):
-    """``(llc, mcse, wall s, cpu s, flagged)`` of one call of pmt.local_learning_coefficient
-    as a user makes it: SGLD with its default step-size check (a second run at step / 4, whose
-    cost is in the time), ``flagged`` when the call warned that its estimate is not to be
-    trusted."""
+    """``(llc, mcse, wall s, cpu s, flagged)`` of one call of
+    ``pmt.singular.local_learning_coefficient`` as a user makes it: SGLD with its default
+    step-size check (a second run at step / 4, whose cost is in the time), ``flagged`` when
+    the call warned that its estimate is not to be trusted."""
     kwargs = {"chains": CHAINS, "cores": 1, "random_seed": seed}
     if sampler == "sgld":
         minibatch = product_model(y, BATCH)
@@ -154,7 +153,7 @@ def run_ours(y, sampler, draws, seed):
     start, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = pmt.local_learning_coefficient(
+        res = pmt.singular.local_learning_coefficient(
             product_model(y), {"w": np.zeros(2)}, localization=GAMMA, **kwargs
         )
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -197,7 +196,9 @@ def main(argv=None):
 
     logging.getLogger("pymc").setLevel(logging.ERROR)
     y = centred_data()
-    truth = pmt.exact.monomial_llc(N_OBS / 2, pmt.wbic_beta(N_OBS), GAMMA, (1, 1), prior_sd=1.0)
+    truth = pmt.exact.monomial_llc(
+        N_OBS / 2, pmt.singular.wbic_beta(N_OBS), GAMMA, (1, 1), prior_sd=1.0
+    )
     seeds = range(args.seeds)
     dev = run_devinterp(y, seeds, args.draws)
     budget = float(np.mean([row[3] for row in dev]))

@@ -18,50 +18,18 @@ subset sizes. Three measurements:
    the same store: how many models were loaded and not recomputed (file inodes and mtimes
    unchanged), and the table against the uninterrupted run's.
 
-``--settings default`` (the default) uses marginal_likelihood's defaults, what a user types:
-the ladder from ``beta_min="auto"`` (256 rungs from 2**-30 before 2026-11-24), 8 chains x 1000
-draws after 250 tuning steps (1000 before 2026-11-23's af092b6), about 6-10 s of wall time per
-model on 1 worker of this 2-core machine; 64 models take ~8-11 min per worker count; try
-``--models 8`` first. ``--settings example`` uses example 07's 64 rungs
-(same draws, a quarter of the rungs).
+``--settings default`` (the default) uses ``marginal_likelihood``'s defaults, what a user
+types; 64 models take several minutes per worker count on a 2-core machine: try ``--models 8``
+first. ``--settings example`` uses example 07's 64 rungs (same draws, a quarter of the rungs);
+``--settings quick`` its quick settings.
 
-Per model in CPU seconds of the main thread (``--cpu 4``: ``time.thread_time`` of
-``run_model`` in one warm process over one worker's share of the 64 models, split into its
-parts; the wall-time fractions above move by tens of percent on a loaded machine),
-2026-11-24, against 885d9fd (3 rounds alternating with a checkout of it, while other jobs
-ran: provisional; ranges over 4 models x 3 rounds):
+``--cpu N``: per model, CPU seconds of the main thread (``time.thread_time``) of ``run_model``
+in this process, over N of one worker's share of the 64 models, split into the sampling loop,
+PyMC's DataTree conversion, evidence, store and the rest (set-up and compilation): steadier than
+the wall-time fractions above on a loaded machine. No cluster, no store kept.
 
-- sampling loop: 2.7-4.0 (both; tune 250);
-- compilation and set-up: 0.22-0.33 for a model whose structure an earlier model in the worker
-  had, 0.48-0.71 for a new structure (0.49-0.94 for every model at 885d9fd), with compiled
-  functions shared between models of one structure (``step_methods/_compile/shared.py``).
-  The workers leave that sharing off: the quiet 64-model run with it on (2026-11-24: 1 worker
-  680.8 s, 2 workers 388.4 s, 1.75x, overhead 0.179 of a 9.6 s loop) gave tables that differed
-  between 1 and 2 workers in 42 of 64 models at rounding level (accept ~1e-12); cause not
-  known (shared.py's docstring). Without it, ``--models 16`` and ``--models 8`` (busy,
-  2026-11-24): tables identical, overhead 0.25-0.29, resume identical (8);
-- PyMC's DataTree conversion: 0.08-0.29 (0.14-0.54): the workers' ``ChainTrace``
-  (``selection/_chain_trace.py``) records the per-rung stats into one array each, so PyMC
-  stacks nothing;
-- store: 0.23-0.41 (0.34-0.55): ``rung_accept`` and ``sampling_state``, which Zstandard
-  shrank by 16% and 7%, are written uncompressed (3.3 MB more per model, 37 MB);
-- evidence: 0.55-1.0 (not counted as overhead).
-
-Overhead per model (medians of the rounds) 0.73-0.97 s CPU (1.13-1.41 s at 885d9fd): 0.23-0.28
-of the sampling loop (0.35-0.41), ~0.2 for a repeated structure. The 0.10 target (~0.35 s) is
-out of reach here; what is left, each measured: the store's Zstandard on the six per-rung
-stats that it shrinks 3-500x (~0.16 s more than writing them raw, which would add ~86 MB per
-model: 124 MB files), PyMC's conversion of ~124 MB of per-rung arrays into a DataTree
-(~0.1-0.2 s: copying every chain's arrays into one and building the Datasets), and a repeated
-structure's set-up (~0.25 s: the model's graphs, the prior sampler's compilation, PyMC's
-``assign_step_methods`` building ``model.logp()``), plus for a new structure the batched
-density's compilation (~0.4 s). Even with no compression at all the three would be ~0.5 s,
-~14% of the loop.
-
-Provisional wall run (``--models 8``, 2026-11-24, other jobs running): 1 worker 98.2 s,
-2 workers 58.7 s (1.67x), tables identical; overhead 0.250 of the sampling loop
-(compilation/set-up 0.147, store 0.102, scheduling 0.000); killed after 4 of 8 stored, the
-rerun loaded 4 untouched and gave the identical table.
+Measured, and what it decided (compiled functions not shared between the workers' models; which
+per-rung stats the store compresses): docs/decisions/074-model-selection-overhead.md.
 
 Run: ``python benchmarks/bench_scale.py [--models 64] [--settings default|example]``, or
 ``python benchmarks/bench_scale.py --cpu 4`` for the CPU split (no cluster, no store kept).

@@ -19,6 +19,7 @@ Run: ``python benchmarks/bench_sgld.py`` (about 5 minutes on 2 cores). One proce
    is a lower bound.
 """
 
+import argparse
 import time
 
 import numpy as np
@@ -223,6 +224,11 @@ def time_to_means():
                 )
 
 
-if __name__ == "__main__":
+def main(argv=None):
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     per_step_cost()
     time_to_means()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,7 @@
 """Are ``marginal_likelihood``'s draws in equilibrium when they start? The egg box, over seeds.
 
-Run: python benchmarks/bench_burn_in.py [--seeds 50] [--settings now before rwm] [--segment 50]
+Run: python benchmarks/experiments/bench_burn_in.py [--seeds 50] [--settings now before rwm]
+     [--segment 50]
 
 The egg box (Feroz, Hobson & Bridges 2009: uniform prior on [0, 10 pi]^2, loglik
 (2 + cos(x/2) cos(y/2))^5, 18 equal maxima, 10 of them on the prior's edges) has exact
@@ -23,6 +24,9 @@ Settings (``marginal_likelihood(model, random_seed=s)``, ``cores=1``):
 Printed per setting: the segments' mean error (and z = mean / standard error) from the first
 tuning sweep on (sweep numbers relative to the first draw), then the package's TI over the
 draws: mean error, its standard error, sd over seeds, rms MCSE and the coverage of 1.96 MCSE.
+
+Decided: 500 tuning sweeps for the independence explorer, its windows and first fit in the first
+half of tuning (docs/decisions/072-burn-in-tune-500.md).
 """
 
 import argparse
@@ -61,7 +65,7 @@ def one_run(model, seed, kwargs, segment):
             model, random_seed=seed, return_idata=True, discard_tuned_samples=False,
             **kwargs, **QUIET,
         )  # fmt: skip
-    betas = pmt.tempering_dataset(idata)["beta"].values
+    betas = pmt.diagnostics.tempering_dataset(idata)["beta"].values
     exact_mean, _ = exact.egg_box_power_moments(betas)
     loglik = np.concatenate(
         [idata[group]["rung_loglik"].transpose("chain", "draw", ...).values.astype(float)

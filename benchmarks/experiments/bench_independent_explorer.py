@@ -1,33 +1,43 @@
-"""The independence explorer (``ExchangeMC(explorer="independent")``) against the default
-random walk inside ``marginal_likelihood``, at equal CPU time, on the problems of
-``bench_evidence_smc.PROBLEMS``.
+"""The independence explorer (``ExchangeMC(explorer="independent")``) against the random walk
+inside ``marginal_likelihood``, at equal CPU time, on ``problems.EVIDENCE_PROBLEMS``.
 
 Run (one core, quiet BLAS):
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=.:tests:benchmarks \\
-        python benchmarks/bench_independent_explorer.py equal --problem radiata --cpu 5 --seeds 8
-    ... bench_independent_explorer.py diagnose --problem two_mode_10d --draws 800
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python \\
+        benchmarks/experiments/bench_independent_explorer.py equal --problem radiata --cpu 5 \\
+        --seeds 8 [--first-seed 0]
+    ... bench_independent_explorer.py diagnose --problem two_mode_10d --draws 800 [--seed 1]
 
 ``diagnose``: one run per explorer (8 chains); per rung (a selection) the independence moves'
 acceptance (last chain), the random walk's, and the loglik's integrated autocorrelation time
-(draws / bulk ESS over the 8 chains, arviz). ``equal``: a pilot per explorer gives CPU seconds
+(draws / bulk ESS over the 8 chains, ArviZ). ``equal``: a pilot per explorer gives CPU seconds
 = overhead + per_draw * draws (two draw counts); then per seed, alternating explorers, the
-draws that fill ``--cpu`` CPU seconds (tune = draws / 4, at least 100, as the SMC bench);
-rms error of TI, mean MCSE, coverage of 2 MCSE, mean CPU seconds.
+draws that fill ``--cpu`` CPU seconds (tune = draws / 4, at least 100); rms error of TI, mean
+MCSE, coverage of 2 MCSE, mean CPU seconds. Both explorers run on the ladder of the session
+that measured it (256 rungs from ``beta_min = 2**-30``, 8 chains), written out so that the step
+is at hand; ``"default"`` is the random walk, ExchangeMC's own default.
+
+Decided: ``marginal_likelihood`` uses the independence explorer on continuous models of at most
+20 parameters (docs/decisions/071-independence-explorer.md).
 """
 
 import argparse
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import arviz as az
 import numpy as np
 import pymc as pm
-from bench_evidence_smc import PROBLEMS
 
-from pymc_tempering.evidence.methods import evidence_by_method, resolve_methods
-from pymc_tempering.evidence.runner import _evidence_step_kwargs
-from pymc_tempering.step_methods.exchange.explorers import Independent
-from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: problems
+
+from problems import EVIDENCE_PROBLEMS as PROBLEMS  # noqa: E402
+
+from pymc_tempering.evidence.methods import evidence_by_method, resolve_methods  # noqa: E402
+from pymc_tempering.evidence.runner import _evidence_step_kwargs  # noqa: E402
+from pymc_tempering.step_methods.exchange.explorers import Independent  # noqa: E402
+from pymc_tempering.step_methods.exchange.sampler import ExchangeMC  # noqa: E402
 
 EXPLORER_KWARGS = {"default": {}, "independent": {"explorer": "independent"}}
 N_RUNGS, BETA_MIN, CHAINS = 256, 2.0**-30, 8

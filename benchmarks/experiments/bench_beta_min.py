@@ -2,18 +2,21 @@
 from the log-likelihood's spread under the prior (``beta_min="auto"``), at equal CPU time.
 
 Run: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
-     python benchmarks/bench_beta_min.py PROBLEM SETTING [SETTING ...] [--seeds 8] [--draws 1000]
+     python benchmarks/experiments/bench_beta_min.py PROBLEM SETTING [SETTING ...] [--seeds 8]
+         [--draws 1000] [--first-seed 0]
 
-PROBLEM: a key of ``bench_evidence_smc.PROBLEMS`` (``radiata``, ``two_mode_10d``). A SETTING is
+PROBLEM: a key of ``problems.EVIDENCE_PROBLEMS`` (``radiata``, ``two_mode_10d``). A SETTING is
 ``fixed:E`` (``beta_min = 2**E``) or ``auto:E`` (the rule with margin ``2**E``; ``auto:-10`` is
 ``beta_min="auto"`` itself, timed with the call; another margin shifts its power of 2, computed
-untimed, ~20 ms), optionally followed by ``:N`` (``n_rungs``) and ``:D`` (``draws``, with
-``tune = D / 4``), e.g. ``auto:-6:128:2000`` (``n_rungs`` may be ``auto``; by default
-256). A short untimed run compiles first. Settings
-alternate within each seed (A B A B ...), so the machine's load hits all alike; ``--draws``
-with ``tune = draws / 4`` (the default ratio) unless a SETTING says. Per setting and estimator
-(TI, SS, BAR) it prints ``tune_evidence_defaults``' summary: rms error against the exact log Z,
-mean MCSE, coverage of 2 MCSE, CPU seconds (``time.process_time()``).
+untimed), optionally followed by ``:N`` (``n_rungs``, may be ``auto``; by default 256) and
+``:D`` (``draws``, with ``tune = D / 4``), e.g. ``auto:-6:128:2000``. A short untimed run
+compiles first. Settings alternate within each seed (A B A B ...), so the machine's load hits
+all alike; ``--draws`` with ``tune = draws / 4`` unless a SETTING says. Per setting and
+estimator (TI, SS, BAR) it prints ``harness.summary``: rms error against the exact log Z, mean
+MCSE, coverage of 2 MCSE, CPU seconds (``time.process_time()``).
+
+Decided, with ``bench_evidence_variance.py``: ``beta_min="auto"`` and ``n_rungs="auto"``
+(docs/decisions/070-beta-min-auto.md).
 """
 
 import sys
@@ -21,11 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: problems, harness
 
-import bench_evidence_smc as bench_smc  # noqa: E402
-import tune_evidence_defaults as tune  # noqa: E402
+import harness  # noqa: E402
+from problems import EVIDENCE_PROBLEMS  # noqa: E402
 
 from pymc_tempering.evidence.runner import auto_beta_min  # noqa: E402
 from pymc_tempering.ladder import PRIOR_SPREAD_MARGIN  # noqa: E402
@@ -58,17 +60,17 @@ def extra(setting):
 
 
 def main():
-    parser = tune.settings_parser()
+    parser = harness.settings_parser()
     parser.add_argument("--draws", type=int, default=1000)
     args = parser.parse_args()
-    model, exact = bench_smc.PROBLEMS[args.problem]()
+    model, exact = EVIDENCE_PROBLEMS[args.problem]()
     call = {"draws": args.draws, "tune": max(args.draws // 4, 100), "n_rungs": 256}
-    tune.run_ours(model, exact, 0, {"draws": 20, "tune": 20, "chains": 1}, {})  # compile
+    harness.run_ours(model, exact, 0, {"draws": 20, "tune": 20, "chains": 1}, {})  # compile
     rows = {s: [] for s in args.settings}
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         for setting in args.settings:
             beta_min = beta_min_of(setting, model, seed)
-            row = tune.run_ours(
+            row = harness.run_ours(
                 model, exact, seed, {**call, **extra(setting), "beta_min": beta_min}, {}
             )
             rows[setting].append(row)
@@ -76,7 +78,7 @@ def main():
                   f"cpu {row[2]:.1f}", flush=True)  # fmt: skip
     for setting in args.settings:
         label = f"{args.problem} draws={args.draws} [{setting}]"
-        tune.summary(label, list(tune.METHODS), rows[setting])
+        harness.summary(label, list(harness.METHODS), rows[setting])
 
 
 if __name__ == "__main__":

@@ -1,19 +1,22 @@
 """Where the evidence estimators' variance lives on ``marginal_likelihood``'s ladder.
 
 Run: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
-     python benchmarks/bench_evidence_variance.py PROBLEM [--seed 1] [--beta-min auto]
+     python benchmarks/experiments/bench_evidence_variance.py PROBLEM [--seed 1] [--beta-min auto]
 
-PROBLEM: a key of ``bench_evidence_smc.PROBLEMS`` (``radiata``, ``two_mode_10d``). One run of
+PROBLEM: a key of ``problems.EVIDENCE_PROBLEMS`` (``radiata``, ``two_mode_10d``). One run of
 ``marginal_likelihood`` at its defaults (``--beta-min``: a number, or ``auto``), then per rung
 the delta-method terms of TI (``w_l (ell - mean_l) + c_l ((ell - mean_l)^2 - var_l)``, the
-corrected trapezoid's weights, as ``kernels.evidence.ti_draws``) and of stepping stone
+corrected trapezoid's weights, as ``evidence.core.tempered.ti_draws``) and of stepping stone
 (``exp(dbeta_l ell - log ratio_l)``, ``stepping_stone_draws``). The MCSE^2 of the estimate
-is that of the sum of the terms over rungs (``kernels.mcse.mean_mcse``: ESS and the spread
-between chains). Printed per octave of beta (``floor(log2 beta)``, the beta = 0 rung apart):
-the rungs, the mean and sd of the loglik there, and the share of the total MCSE^2 that the
-octave's terms carry on their own (their sum's MCSE^2; shares add up to more or less than 1 by
-the covariance between octaves), beside the share of the sum of single-rung MCSE^2 (no
+is that of the sum of the terms over rungs (``evidence.core.mcse.mean_mcse``: ESS and the
+spread between chains). Printed per octave of beta (``floor(log2 beta)``, the beta = 0 rung
+apart): the rungs, the mean and sd of the loglik there, and the share of the total MCSE^2 that
+the octave's terms carry on their own (their sum's MCSE^2; shares add up to more or less than 1
+by the covariance between octaves), beside the share of the sum of single-rung MCSE^2 (no
 covariance at all). Then how many rungs carry together under 1% of that sum.
+
+Decided, with ``bench_beta_min.py``: ``beta_min="auto"`` drops the rungs where the power
+posterior is still the prior (docs/decisions/070-beta-min-auto.md).
 """
 
 import argparse
@@ -25,18 +28,17 @@ from pathlib import Path
 import numpy as np
 from scipy.special import logsumexp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: problems
 
-import bench_evidence_smc as bench_smc  # noqa: E402
+from problems import EVIDENCE_PROBLEMS  # noqa: E402
 
-from pymc_tempering import tempering_dataset  # noqa: E402
 from pymc_tempering.evidence.core.mcse import mean_mcse  # noqa: E402
 from pymc_tempering.evidence.core.tempered import (  # noqa: E402
     _trapezoid_weights,
     power_posterior_moments,
 )
 from pymc_tempering.evidence.runner import marginal_likelihood  # noqa: E402
+from pymc_tempering.trace import tempering_dataset  # noqa: E402
 
 logging.getLogger("pymc").setLevel(logging.ERROR)
 
@@ -82,13 +84,13 @@ def report(betas, loglik):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("problem", choices=list(bench_smc.PROBLEMS))
+    parser.add_argument("problem", choices=list(EVIDENCE_PROBLEMS))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--beta-min", default=None, help="a number or 'auto' (default: the default)"
     )
     args = parser.parse_args()
-    model, exact = bench_smc.PROBLEMS[args.problem]()
+    model, exact = EVIDENCE_PROBLEMS[args.problem]()
     kwargs = {} if args.beta_min is None else {"beta_min": args.beta_min}
     if args.beta_min not in (None, "auto"):
         kwargs["beta_min"] = float(args.beta_min)

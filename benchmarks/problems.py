@@ -1,0 +1,172 @@
+"""The problems that more than one benchmark measures, each with its exact answer.
+
+A benchmark takes its shared problems from here and never imports another benchmark; a problem
+only one benchmark uses stays in that benchmark, unless it is one of the tests' known models
+(``tests/targets.py``), which reach the benchmarks through this module only. Every exact value
+comes from :mod:`pymc_tempering.exact` (closed forms and quadrature, checked in
+``tests/exact/``), except the closed forms of ``tests/targets.py``: the lecture model's
+power-posterior moments and the conjugate regression's log Z.
+
+A :class:`Problem` unpacks as ``model, log_evidence``.
+"""
+
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pymc as pm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import targets  # noqa: E402
+
+from pymc_tempering import exact  # noqa: E402
+
+__all__ = [
+    "CORRELATED",
+    "EVIDENCE_PROBLEMS",
+    "Problem",
+    "ar2_model",
+    "correlated_regression",
+    "latent_ar1_model",
+    "lecture",
+    "lecture_power_moments",
+    "logistic_regression",
+    "radiata",
+    "radiata_available",
+    "regression",
+    "singular",
+    "singular_model",
+    "two_mode_10d",
+]
+
+
+class Problem(NamedTuple):
+    """A PyMC model and its exact log marginal likelihood."""
+
+    model: pm.Model
+    log_evidence: float
+
+
+# --- evidence: regular, multimodal and singular models with exact log Z ------------------------
+
+
+def lecture() -> Problem:
+    """The seed lecture's model: x_i ~ N(mu, 1), mu ~ N(0, 1), n = 20 (``targets.lecture_data``)."""
+    x = targets.lecture_data()
+    return Problem(targets.lecture_model(x), exact.lecture_log_evidence(x))
+
+
+def lecture_power_moments(betas):
+    """Exact ``(E_beta[loglik], Var_beta[loglik])`` of :func:`lecture`'s model on each rung."""
+    return targets.lecture_power_moments(targets.lecture_data(), 1.0, betas)
+
+
+def radiata_available() -> bool:
+    """Whether ``../shared/data/radiata_pine.csv`` is beside the repository."""
+    return targets.radiata_pine_path() is not None
+
+
+def radiata(covariate="x", noncentred=True) -> Problem:
+    """Radiata pine (Williams 1959) under the Normal-Gamma prior, 3 parameters: M1 regresses on
+    the density ``"x"``, M2 on the adjusted density ``"z"``; ``noncentred=False`` samples the
+    data's raw parametrisation (intercept near 3000). Needs :func:`radiata_available`."""
+    data = targets.radiata_pine_data()
+    return Problem(
+        targets.radiata_model(data["y"], data[covariate], noncentred=noncentred),
+        exact.radiata_pine_log_evidence(data["y"], data[covariate]),
+    )
+
+
+def regression(X, y) -> Problem:
+    """Conjugate linear regression with known noise (``tests/targets.py``): w ~ N(0, 2^2 I),
+    y ~ N(X w, 0.7^2 I); exact log Z of ``y ~ N(0, 0.7^2 I + 2^2 X X^T)``."""
+    return Problem(targets.regression_model(X, y), targets.regression_log_evidence(X, y))
+
+
+def two_mode_10d() -> Problem:
+    """Modes at -m and +m, m from 3 to 5 per axis (25 sds apart), weights 0.3 / 0.7, prior
+    N(0, 20^2 I)."""
+    half = np.linspace(3.0, 5.0, 10)
+    means = (-half, half)
+    return Problem(exact.two_mode_model(means=means), exact.two_mode_log_evidence(means=means))
+
+
+def singular_model(n=100_000, d=2):
+    """The seed paper's singular model: loglik ``-n prod_j w_j^2``, prior N(0, I_d)."""
+    return targets.singular_model(n, d)
+
+
+def singular(n=100_000, d=2) -> Problem:
+    """:func:`singular_model` with its exact log Z = -F(n) (quadrature)."""
+    return Problem(singular_model(n, d), -exact.singular_free_energy(n, d))
+
+
+#: the problems of ``marginal_likelihood`` against ``pm.sample_smc`` and of the experiments
+#: that set its defaults
+EVIDENCE_PROBLEMS = {"two_mode_10d": two_mode_10d, "radiata": radiata}
+
+
+# --- sampling efficiency: correlated posteriors and a logistic regression ---------------------
+
+
+def correlated_regression(n=100, k=8, rho=0.95, seed=0):
+    """Linear regression with equicorrelated predictors (not centred): the intercept and the
+    coefficients are strongly correlated a posteriori."""
+    rng = np.random.default_rng(seed)
+    X = rng.multivariate_normal(np.zeros(k), rho + (1 - rho) * np.eye(k), size=n) + 2.0
+    y = 1.0 + X @ rng.normal(size=k) + rng.normal(size=n)
+    with pm.Model() as model:
+        intercept = pm.Normal("intercept", 0, 10)
+        coef = pm.Normal("coef", 0, 10, shape=k)
+        sigma = pm.HalfNormal("sigma", 5)
+        pm.Normal("y", intercept + pm.math.dot(X, coef), sigma, observed=y)
+    return model
+
+
+def ar2_model(n=200, seed=0):
+    """An AR(2) series with a constant; the constant and the two lags are correlated."""
+    rng = np.random.default_rng(seed)
+    y = np.zeros(n)
+    for t in range(2, n):
+        y[t] = 0.5 + 0.9 * y[t - 1] - 0.3 * y[t - 2] + rng.normal()
+    with pm.Model() as model:
+        const = pm.Normal("const", 0, 5)
+        rho = pm.Normal("rho", 0, 1, shape=2)
+        sigma = pm.HalfNormal("sigma", 2)
+        pm.Normal("y", const + rho[0] * y[1:-1] + rho[1] * y[:-2], sigma, observed=y[2:])
+    return model
+
+
+def latent_ar1_model(n=50, seed=0):
+    """A latent AR(1) state (rho = 0.95) observed with noise: 50 correlated parameters."""
+    rng = np.random.default_rng(seed)
+    z = np.zeros(n)
+    for t in range(1, n):
+        z[t] = 0.95 * z[t - 1] + 0.3 * rng.normal()
+    y = z + 0.5 * rng.normal(size=n)
+    with pm.Model() as model:
+        state = pm.AR("z", rho=[0.95], sigma=0.3, init_dist=pm.Normal.dist(0, 1), steps=n - 1)
+        pm.Normal("y", state, 0.5, observed=y)
+    return model
+
+
+CORRELATED = {
+    "corr-regression": correlated_regression,
+    "ar2": ar2_model,
+    "latent-ar1": latent_ar1_model,
+}
+
+
+def logistic_regression(n, k, prior_sd, seed=0):
+    """Bayesian logistic regression: ``n`` rows of N(0, 1) predictors, ``k`` coefficients drawn
+    from N(0, 1) for the data and given a N(0, prior_sd^2) prior."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, k))
+    w = rng.normal(size=k)
+    y = rng.binomial(1, 1 / (1 + np.exp(-X @ w))).astype("int32")
+    with pm.Model() as model:
+        coef = pm.Normal("coef", 0.0, prior_sd, shape=k)
+        pm.Bernoulli("y", logit_p=pm.math.dot(X, coef), observed=y)
+    return model
