@@ -78,6 +78,7 @@ from pymc_tempering.exact.monomial import (
     regular_power_moments,
 )
 from pymc_tempering.exact.singular import (
+    reduced_rank_learning_coefficient,
     SINGULAR_CONSTANT_D2,
     singular_free_energy,
     singular_free_energy_asymptotic,
@@ -110,6 +111,7 @@ from pymc_tempering.exact.variable_selection import (
 __all__ = [
     "SINGULAR_CONSTANT_D2",
     "RADIATA_PINE_PRIOR",
+    "reduced_rank_learning_coefficient",
     "singular_free_energy",
     "singular_free_energy_asymptotic",
     "singular_mean_loglik",

@@ -3,7 +3,8 @@ prior :math:`N(0, I_d)`, target :math:`e^{-nH(w)}\varphi(w)`.
 
 Its stochastic complexity :math:`F(n) = -\log Z(n)` by 1-D quadrature (``d = 2``) or a
 Mellin-Barnes contour integral (any ``d``), the paper's asymptotic eq. (4), and the exact per-rung
-mean log-likelihood :math:`E_t[-nH]` that thermodynamic integration integrates. NumPy/SciPy only.
+mean log-likelihood :math:`E_t[-nH]` that thermodynamic integration integrates; and the learning
+coefficient of reduced-rank regression (Aoyagi & Watanabe 2005). NumPy/SciPy only.
 """
 
 import warnings
@@ -167,3 +168,50 @@ def singular_free_energy_asymptotic(n, d=2, constant=None):
         + 0.5 * d * np.log(2.0)
         - np.log1p(constant / log_n)
     )
+
+
+# --- reduced-rank regression -------------------------------------------------------------------
+def reduced_rank_learning_coefficient(n_inputs, n_outputs, n_hidden, true_rank):
+    r"""The learning coefficient :math:`(\lambda, m)` of reduced-rank regression.
+
+    The model :math:`y = BAx + \varepsilon`, :math:`A` of shape ``(H, M)``, :math:`B` of shape
+    ``(N, H)``, Gaussian noise, a prior positive at the truth, and a true matrix of rank ``r``
+    (:math:`M` = ``n_inputs``, :math:`N` = ``n_outputs``, :math:`H` = ``n_hidden``, :math:`r`
+    = ``true_rank`` :math:`\le H`). Aoyagi & Watanabe (2005), Main Theorem:
+
+    * :math:`N + r \le M + H`, :math:`M + r \le N + H`, :math:`H + r \le M + N`:
+      :math:`\lambda = [2(H + r)(M + N) - (M - N)^2 - (H + r)^2 + \delta] / 8` with
+      :math:`\delta = 0, m = 1` when :math:`M + N + H + r` is even and :math:`\delta = 1,
+      m = 2` when it is odd;
+    * :math:`M + H < N + r`: :math:`\lambda = (HM - Hr + Nr) / 2`;
+    * :math:`N + H < M + r`: :math:`\lambda = (HN - Hr + Mr) / 2`;
+    * :math:`M + N < H + r`: :math:`\lambda = MN / 2`; :math:`m = 1` in the last three.
+
+    At :math:`r = H` (a regular point) it is half the dimension of the rank-:math:`H`
+    matrices, :math:`(H(M + N) - H^2) / 2`.
+
+    References
+    ----------
+    M. Aoyagi and S. Watanabe, "Stochastic complexities of reduced rank regression in Bayesian
+    estimation", Neural Networks 18 (2005) 924-933.
+
+    Examples
+    --------
+    >>> reduced_rank_learning_coefficient(3, 3, 2, 1)   # the 3-2-3 network, true rank 1
+    (3.5, 2)
+    """
+    m_, n_, h_, r_ = (int(v) for v in (n_inputs, n_outputs, n_hidden, true_rank))
+    if min(m_, n_, h_) < 1 or not 0 <= r_ <= h_:
+        raise ValueError(
+            "Need n_inputs, n_outputs, n_hidden >= 1 and 0 <= true_rank <= n_hidden; got "
+            f"{(n_inputs, n_outputs, n_hidden, true_rank)}."
+        )
+    if m_ + h_ < n_ + r_:
+        return (h_ * m_ - h_ * r_ + n_ * r_) / 2, 1
+    if n_ + h_ < m_ + r_:
+        return (h_ * n_ - h_ * r_ + m_ * r_) / 2, 1
+    if m_ + n_ < h_ + r_:
+        return m_ * n_ / 2, 1
+    odd = (m_ + n_ + h_ + r_) % 2
+    value = 2 * (h_ + r_) * (m_ + n_) - (m_ - n_) ** 2 - (h_ + r_) ** 2 + odd
+    return value / 8, 1 + odd

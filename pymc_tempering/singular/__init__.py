@@ -16,6 +16,7 @@ _NAMES = {
     "learning_coefficient": "singular.estimators:learning_coefficient",
     "observation_count": "singular.estimators:observation_count",
     "local_learning_coefficient": "singular.llc:local_learning_coefficient",
+    "LocalizationWarning": "singular.llc:LocalizationWarning",
     "wbic_beta": "ladder:wbic_beta",
     "wbic_ladder": "ladder:wbic_ladder",
 }

@@ -36,7 +36,14 @@ __all__ = [
     "llc_draws",
     "localization_term",
     "check_localization",
+    "diagonal_curvature",
+    "default_localization",
+    "confinement_shares",
 ]
+
+#: The share of the estimate the default localization may take in a direction of median
+#: curvature (docs/decisions/060-llc-default-localization.md).
+LOCALIZATION_SHARE = 0.05
 
 
 def reweighted_moments(loglik, delta_beta=0.0):
@@ -204,7 +211,7 @@ def localization_term(x, center, strength):
     Examples
     --------
     >>> localization_term(np.array([1.0, 2.0]), np.array([1.0, 0.0]), 3.0)
-    (-6.0, array([-0.,  -6.]))
+    (-6.0, array([-0., -6.]))
     """
     diff = np.asarray(x, dtype=float) - center
     return -0.5 * strength * float(diff @ diff), -strength * diff
@@ -231,3 +238,99 @@ def check_localization(localization, center, vars_point_map):
     if not np.all(np.isfinite(flat)):
         raise ValueError(f"`localization_center` must be finite, got {center}.")
     return strength, flat
+
+
+def diagonal_curvature(loglik_batch, center, rel_step=1e-3):
+    r"""The likelihood's pull along each coordinate at :math:`w^*`: :math:`-\partial^2\ell /
+    \partial w_j^2` by central second differences, clipped at 0.
+
+    ``loglik_batch(points) -> loglik`` evaluates an ``(m, d)`` array of value-space points in one
+    call; the step is ``rel_step * (1 + |w*_j|)``. Coordinates along which :math:`\ell` is flat
+    to second order (a singular direction) get 0.
+
+    Examples
+    --------
+    >>> def loglik(x): return -50.0 * x[:, 0] ** 2 - 0.0 * x[:, 1]
+    >>> diagonal_curvature(loglik, np.zeros(2)).round(6)
+    array([100.,   0.])
+    """
+    center = np.asarray(center, dtype=float)
+    step = rel_step * (1.0 + np.abs(center))
+    shifts = np.diag(step)
+    points = np.concatenate([center[None], center + shifts, center - shifts])
+    values = np.asarray(loglik_batch(points), dtype=float)
+    d = center.size
+    second = (values[1 : d + 1] - 2.0 * values[0] + values[d + 1 :]) / step**2
+    return np.maximum(-second, 0.0)
+
+
+def default_localization(curvature, beta, prior_curvature=None, share=LOCALIZATION_SHARE):
+    r"""The default :math:`\gamma`: at most ``share`` of the estimate along every coordinate
+    the likelihood pulls, and no more than the prior's own pull along a flat one.
+
+    Along a quadratic direction of curvature :math:`h_j` (:func:`diagonal_curvature` of the
+    log-likelihood) the localised tempered posterior has precision :math:`\beta h_j + p_j +
+    \gamma` and a share :math:`\gamma / (\beta h_j + \gamma)` of that direction's
+    :math:`\tfrac12` is lost: bounded by ``share`` where :math:`\gamma \le \tfrac{s}{1-s}\beta
+    h_j`. Along a flat (singular) coordinate no :math:`\gamma` is small; there
+    :math:`\gamma \le p_j`, the prior's curvature, at most doubles the confinement the model
+    already has and keeps the sampler's arms short. Hence :math:`\gamma = \min_j
+    \max(\tfrac{s}{1-s}\beta h_j, p_j)`; :func:`confinement_shares` measures what it costs.
+    Derivation and measurements: ``docs/decisions/060-llc-default-localization.md``.
+
+    Examples
+    --------
+    >>> round(default_localization(np.full(5, 1000.0), 1 / np.log(1000)), 3)   # n beta = 145
+    7.619
+    >>> default_localization([0.0, 1000.0], 0.1, prior_curvature=[1.0, 1.0])   # a flat one
+    1.0
+    """
+    if not 0 < share < 1:
+        raise ValueError(f"`share` must lie in (0, 1), got {share}.")
+    pulled = share / (1.0 - share) * float(beta) * np.asarray(curvature, float)
+    prior = np.zeros_like(pulled) if prior_curvature is None else np.asarray(prior_curvature)
+    return float(np.min(np.maximum(pulled, prior)))
+
+
+def confinement_shares(llc, displacement, strength, prior_pull):
+    r"""The shares of the estimate that the localization and the prior take, from the draws.
+
+    Integration by parts under the sampled density :math:`e^{-U}`, :math:`U = n\beta(L_n -
+    L_n^*) + C`, gives :math:`E[\Delta\cdot\nabla U] = d` (:math:`\Delta = w - w^*`). Where
+    :math:`L_n - L_n^*` is quadratic, :math:`\Delta\cdot\nabla` of it is twice itself, so
+    :math:`\hat\lambda = d/2 - c` with :math:`c = \tfrac12 E[\Delta\cdot\nabla C]` exactly: the
+    confinement :math:`C` (localization :math:`\tfrac\gamma2|\Delta|^2` and prior
+    :math:`-\log\varphi`) takes the share :math:`c / (\hat\lambda + c)` of :math:`d/2`. Where
+    :math:`L_n - L_n^*` grows faster (degree :math:`2\kappa > 2` along the singular set, e.g.
+    :math:`a^2b^2`), the same ratio bounds the relative gap to the quasi-homogeneous
+    :math:`\lambda` from above.
+
+    Parameters
+    ----------
+    llc : float
+        :math:`\hat\lambda`.
+    displacement : ndarray, shape (draws, d)
+        :math:`\Delta` of each draw (value space).
+    strength : float
+        :math:`\gamma`.
+    prior_pull : ndarray, shape (draws,)
+        :math:`-\Delta\cdot\nabla\log\varphi(w)` of each draw.
+
+    Returns
+    -------
+    localization, prior : float
+        :math:`c_\gamma / (\hat\lambda + c)` and :math:`c_\varphi / (\hat\lambda + c)`; NaN
+        where :math:`\hat\lambda + c \le 0` (then :math:`w^*` is not a minimum).
+
+    Examples
+    --------
+    >>> confinement_shares(2.0, np.ones((4, 2)), 0.25, np.full(4, 0.5))   # c = 0.25 + 0.25
+    (0.1, 0.1)
+    """
+    displacement = np.asarray(displacement, dtype=float)
+    c_loc = 0.5 * float(strength) * float(np.mean(np.sum(displacement**2, axis=-1)))
+    c_prior = 0.5 * float(np.mean(prior_pull))
+    total = float(llc) + c_loc + c_prior
+    if not total > 0:
+        return np.nan, np.nan
+    return c_loc / total, c_prior / total

@@ -106,69 +106,44 @@ def _warn(problems, what):
 def wbic(data, n_obs=None, *, model=None) -> xr.Dataset:
     r"""Watanabe's widely applicable Bayesian information criterion, with its MCSE.
 
-    :math:`\mathrm{WBIC} = E_{\beta^*}[-\ell(w)]`, :math:`\beta^* = 1/\log n`, the mean of minus
-    the log-likelihood (``model.datalogp``: observed variables and Potentials) under the
-    tempered posterior at :math:`\beta^*` (Watanabe 2013). It estimates the free energy
-    :math:`F = -\log Z` for regular and singular models alike, to :math:`O_p(\sqrt{\log n})`:
-    an approximation of log Z that converges in rate, not in value, so TI or stepping stone on
-    the same run is the number to trust for Bayes factors.
+    :math:`\mathrm{WBIC} = E_{\beta^*}[-\ell(w)]`, :math:`\beta^* = 1/\log n`, under the
+    tempered posterior at :math:`\beta^*` (Watanabe 2013): the free energy :math:`-\log Z` to
+    :math:`O_p(\sqrt{\log n})`, in rate, not in value; for Bayes factors trust TI or stepping
+    stone on the same run. Guide: ``docs/guide/singular.md``.
 
     Parameters
     ----------
     data : DataTree or Dataset
-        Either a ladder: the result of ``pm.sample(step=pmt.ExchangeMC(betas=...))``, best with
-        a ladder that holds :math:`\beta^*` (:func:`pymc_tempering.wbic_ladder`), its
-        ``sample_stats``, or :func:`pymc_tempering.tempering_dataset`'s output; without a rung
-        at :math:`\beta^*` the value is read from the nearest rung below by importance
-        weights, with a warning that says which rung and how much ESS is lost. Or a
-        one-temperature run: the DataTree of ``pm.sample(step=pmt.MALA(beta=b))`` (or
-        ``pmt.ULA``, ``pmt.SGLD``) with ``b = pmt.wbic_beta(n_obs)``; its ``sample_stats.beta``
-        must equal :math:`\beta^*` (a ``ValueError`` names the run's beta otherwise).
+        A ladder run (``pm.sample(step=pmt.ExchangeMC(betas=pmt.wbic_ladder(n)))``, its
+        ``sample_stats`` or ``tempering_dataset``'s output; without a rung at :math:`\beta^*`
+        the nearest rung below is reweighted, with a warning), or a one-temperature run of
+        ``pmt.MALA``/``ULA``/``SGLD`` at ``beta = pmt.wbic_beta(n_obs)`` (another beta: ValueError).
     n_obs : int, optional
-        Number of observations :math:`n`; read from ``observed_data`` when None. Required when
-        the likelihood is a ``pm.Potential``.
+        :math:`n`; read from ``observed_data`` when None; required for a ``pm.Potential``.
     model : pm.Model, optional
-        One-temperature runs only: the full-data model (no ``pm.Minibatch``), whose
-        ``datalogp`` (observed variables and Potentials, as ExchangeMC records per rung) is
-        evaluated at every posterior draw; default the model in context. Without one, the
-        run's ``log_likelihood`` group (``pm.compute_log_likelihood``) is summed per draw: it
-        holds the observed variables only, so a likelihood written as a ``pm.Potential`` needs
-        ``model``.
+        One-temperature runs: the full-data model whose ``datalogp`` is evaluated per draw
+        (default: the context's; without one, the ``log_likelihood`` group, which lacks
+        Potentials).
 
     Returns
     -------
     xarray.Dataset
-        ``wbic``, ``mcse``, ``ess``, ``log_marginal_likelihood`` (:math:`-\mathrm{WBIC}`, for
-        :func:`pymc_tempering.compare_evidence`, labelled an approximation) and ``beta``
-        (:math:`\beta^*`); attrs ``n_obs``, ``source_rung`` (-1 for a one-temperature run),
-        ``source_beta``,
-        ``ess_fraction`` (share of the source rung's ESS kept by reweighting, 1 on a rung at
-        :math:`\beta^*`), ``method`` = ``"WBIC approximation"``, ``approximation``,
-        ``source`` (``"ladder"`` or ``"one temperature"``), ``loglik_source`` (one
-        temperature: ``"model"`` or ``"log_likelihood group"``), ``warning``.
+        ``wbic``, ``mcse``, ``ess``, ``log_marginal_likelihood`` (:math:`-\mathrm{WBIC}`) and
+        ``beta``; attrs ``n_obs``, ``source_rung`` (-1: one temperature), ``source_beta``,
+        ``ess_fraction``, ``method``, ``approximation``, ``source``, ``loglik_source``,
+        ``warning``.
 
     Warns
     -----
     EvidenceWarning
-        When :math:`\beta^*` was read from another rung, the ESS is below 100, or a
-        one-temperature run comes from an unadjusted sampler (ULA, SGLD: no ``accept``
-        stat), whose step size biases the draws by an amount the MCSE does not include.
-
-    Raises
-    ------
-    ValueError
-        When a one-temperature run's ``beta`` is not :math:`\beta^*`, the DataTree holds
-        neither rung traces nor a ``beta`` stat, or no log-likelihood can be evaluated.
+        :math:`\beta^*` read from another rung, ESS below 100, or an unadjusted sampler (ULA,
+        SGLD) whose step-size bias the MCSE does not include.
 
     Examples
     --------
-    >>> n = 10_000
-    >>> with tests.targets.singular_model(n, d=2):                         # doctest: +SKIP
-    ...     idata = pm.sample(step=pmt.ExchangeMC(betas=pmt.wbic_ladder(n)))
-    >>> pmt.wbic(idata, n_obs=n)                                           # doctest: +SKIP
-    >>> with tests.targets.singular_model(n, d=2) as model:                 # doctest: +SKIP
-    ...     one = pm.sample(step=pmt.MALA(beta=pmt.wbic_beta(n)))
-    >>> pmt.wbic(one, n_obs=n, model=model)                                # doctest: +SKIP
+    >>> with tests.targets.singular_model(10_000, d=2):                     # doctest: +SKIP
+    ...     idata = pm.sample(step=pmt.ExchangeMC(betas=pmt.wbic_ladder(10_000)))
+    >>> pmt.wbic(idata, n_obs=10_000)                                      # doctest: +SKIP
     """
     n = observation_count(data, n_obs)
     beta = wbic_beta(n)

@@ -16,8 +16,11 @@ The prior is kept. Lau et al. and devinterp sample without the model's prior (th
 Gaussian plays its part); we keep :math:`\varphi` so that the target is a density of the model
 the user wrote, which the exact references (:func:`pymc_tempering.exact.monomial_llc`) match.
 With a ``N(0, s^2)`` prior and :math:`w^* = 0` the two differ only in the localisation's
-strength, :math:`\gamma + 1/s^2` instead of :math:`\gamma`; both are :math:`O(1/(n\beta^*))`
-corrections to :math:`\lambda(w^*)` as :math:`n` grows.
+strength, :math:`\gamma + 1/s^2` instead of :math:`\gamma`. Along a direction the likelihood
+pulls with curvature :math:`h`, the confinement lowers the estimate by the share
+:math:`\gamma / (\beta^* h + \gamma)`; along a singular set it fades only as :math:`\log n` grows.
+Hence the default :math:`\gamma` (small against :math:`\beta^* h`) and the shares measured from
+the draws, with a :class:`LocalizationWarning` above 10% (``docs/guide/singular.md``).
 """
 
 import warnings
@@ -30,7 +33,12 @@ from pymc.blocking import DictToArrayBijection
 from pymc_tempering.evidence.checks import EvidenceWarning
 from pymc_tempering.evidence.core.mcse import mean_mcse
 from pymc_tempering.ladder import wbic_beta
-from pymc_tempering.singular.core import llc_draws
+from pymc_tempering.singular.core import (
+    confinement_shares,
+    default_localization,
+    diagonal_curvature,
+    llc_draws,
+)
 from pymc_tempering.singular.one_temperature import flat_draws
 from pymc_tempering.step_methods._compile import (
     compile_tempered_density,
@@ -39,9 +47,19 @@ from pymc_tempering.step_methods._compile import (
 from pymc_tempering.step_methods.langevin import MALA
 from pymc_tempering.step_methods.sgld import SGLD
 
-__all__ = ["local_learning_coefficient"]
+__all__ = ["local_learning_coefficient", "LocalizationWarning"]
 
 SETTLE_Z = 4.0  # |first quarter - last quarter| of the loss trace, in MCSEs, that is flagged
+#: The share of the estimate that localization and prior together may take before a warning
+#: (in a regular model, the estimate's relative gap to d/2; docs/decisions/060).
+SHARE_LIMIT = 0.1
+SHARE_DRAWS = 1000  # at most this many draws (evenly spaced) measure the shares
+PULL_STEP = 1e-4  # relative step of the radial difference that gives -Delta . grad log prior
+
+
+class LocalizationWarning(EvidenceWarning):
+    """The LLC's localization or the prior takes more than ``SHARE_LIMIT`` of the estimate:
+    it is the finite-n, finite-gamma LLC, not the learning coefficient lambda(w*)."""
 
 
 def _model_n_obs(model, n_obs):
@@ -87,13 +105,49 @@ def _sample(model, sampler, beta, localization, center, step_size, minibatch_mod
 
 
 def _estimate(model, idata, density, loglik_center, beta):
-    loglik = density.batch(flat_draws(model, idata).reshape(-1, density.n_params))[1]
+    flat = flat_draws(model, idata).reshape(-1, density.n_params)
+    loglik = density.batch(flat)[1]
     loglik = loglik.reshape(idata.posterior.sizes["chain"], idata.posterior.sizes["draw"])
     terms = llc_draws(loglik, loglik_center, beta)
     mcse, ess = mean_mcse(terms)
     per_chain = terms.mean(axis=1)
     per_chain_mcse = np.array([mean_mcse(terms[c : c + 1]).mcse for c in range(terms.shape[0])])
-    return terms, loglik, float(mcse), float(ess), per_chain, per_chain_mcse
+    return terms, loglik, float(mcse), float(ess), per_chain, per_chain_mcse, flat
+
+
+def _shares(density, flat, flat_center, strength, llc):
+    r"""``(localization share, prior share)`` of the estimate from at most SHARE_DRAWS draws
+    (:func:`pymc_tempering.singular.core.confinement_shares`); the prior's pull
+    :math:`-\Delta\cdot\nabla\log\varphi` by a central difference along each ray from w*."""
+    keep = np.unique(np.linspace(0, flat.shape[0] - 1, min(SHARE_DRAWS, flat.shape[0])).astype(int))
+    delta = flat[keep] - flat_center
+    up = density.batch(flat_center + (1 + PULL_STEP) * delta)[0]
+    down = density.batch(flat_center + (1 - PULL_STEP) * delta)[0]
+    return confinement_shares(llc, delta, strength, -(up - down) / (2 * PULL_STEP))
+
+
+def _share_problems(shares, localization_given):
+    loc, prior = shares
+    if not loc + prior > SHARE_LIMIT:  # NaN (not a minimum) is flagged elsewhere
+        return []
+    parts = [f"the localization takes {loc:.0%}", f"the prior {prior:.0%}"]
+    fix = []
+    if loc > SHARE_LIMIT / 2:
+        fix.append(
+            "lower `localization`" + (" (or pass localization=None for the default rule)"
+                                      if localization_given else "")
+        )  # fmt: skip
+    if prior > SHARE_LIMIT / 2:
+        fix.append(
+            "the prior confines directions the likelihood barely pulls (a singular w*, or a "
+            "prior narrow against the posterior): the estimate approaches lambda(w*) only as "
+            "n grows; report it as the finite-n LLC or compare estimates across n"
+        )
+    return [
+        f"{' and '.join(parts)} of the estimate (more than {SHARE_LIMIT:.0%} together): it "
+        "is the finite-n LLC of this localised posterior, below the learning coefficient "
+        f"lambda(w*) by about that share; {'; '.join(fix)}"
+    ]
 
 
 def _settling_problems(terms, mcse, per_chain, per_chain_mcse):
@@ -131,7 +185,7 @@ def local_learning_coefficient(
     sampler="mala",
     n_obs=None,
     beta=None,
-    localization=100.0,
+    localization=None,
     step_size=None,
     minibatch_model=None,
     check_step_size=True,
@@ -144,50 +198,43 @@ def local_learning_coefficient(
     model : pm.Model, optional
         The full-data model (its ``datalogp`` is :math:`\ell = -nL_n`); from the context.
     center : dict, optional
-        :math:`w^*` in the value space (``{value variable name: array}``, as ``pm.find_MAP``
-        returns it); default ``pm.find_MAP(model=model)``.
+        :math:`w^*` in the value space (as ``pm.find_MAP`` returns it); default ``find_MAP``.
     sampler : {"mala", "sgld"}, default "mala"
         MALA is exact; SGLD (constant ``step_size``, required) is biased by its step size and
-        is checked by a second run at ``step_size / 4`` (``check_step_size``).
+        is checked by a rerun at ``step_size / 4`` unless ``check_step_size=False``.
     n_obs : int, optional
         :math:`n`; read from the observed data when None (required with Potentials).
     beta : float, optional
         Default :math:`\beta^* = 1/\log n`.
-    localization : float, default 100
-        :math:`\gamma` of the localising term :math:`-\tfrac\gamma2|w - w^*|^2` (value space).
+    localization : float, optional
+        :math:`\gamma` of the term :math:`-\tfrac\gamma2|w - w^*|^2` (value space). Default: the
+        largest :math:`\gamma` that takes at most 5% of the estimate along every coordinate the
+        likelihood pulls, capped by the prior's curvature along a flat one (a singular
+        :math:`w^*`): :func:`~pymc_tempering.singular.core.default_localization`.
     step_size : float, optional
         MALA: tuned when None. SGLD: required.
     minibatch_model : pm.Model, optional
-        A ``pm.Minibatch`` twin of ``model`` (same free variables) for SGLD to sample, as
-        devinterp's minibatched SGLD; the loss is evaluated on ``model``'s full data.
-    check_step_size : bool, default True
-        SGLD only: rerun at ``step_size / 4`` (same seed, same draws) and warn when the two
-        estimates differ by more than 4 MCSE of the difference.
+        A ``pm.Minibatch`` twin of ``model`` for SGLD to sample (the loss uses the full data).
     **sample_kwargs
-        Passed to ``pm.sample`` (``draws``, ``tune``, ``chains``, ``cores``, ``random_seed``).
-        Chains start at :math:`w^*` where the value and constrained spaces coincide.
+        Passed to ``pm.sample``; chains start at :math:`w^*`.
 
     Returns
     -------
     xarray.Dataset
-        ``local_learning_coefficient``, ``mcse``, ``ess``; ``per_chain`` and
-        ``per_chain_mcse`` (dim ``chain``); the loss trace ``loss`` :math:`= -\ell(w)/n`
-        (dims ``chain``, ``draw``) and ``loss_center`` :math:`= -\ell(w^*)/n`; with the
-        step-size check, ``step_size_check`` (the estimate at ``step_size / 4``) and its MCSE.
-        attrs: ``beta``, ``n_obs``, ``localization``, ``sampler``, ``step_size``,
-        ``prior`` (``"kept"``), ``warning``.
+        ``local_learning_coefficient``, ``mcse``, ``ess``, ``per_chain(_mcse)``, the loss trace
+        ``loss`` (``chain``, ``draw``), ``loss_center``, the shares of the estimate taken by
+        the localization and the prior (``localization_share``, ``prior_share``), and with
+        SGLD's check ``step_size_check(_mcse)``. attrs: ``beta``, ``n_obs``,
+        ``localization`` (the one used), ``sampler``, ``step_size``, ``prior``, ``warning``.
 
     Warns
     -----
+    LocalizationWarning
+        When localization and prior take more than 10% of the estimate together: it is then
+        the finite-n LLC, below :math:`\lambda(w^*)` by about that share (guide: singular).
     EvidenceWarning
-        When a chain's loss trace has not settled, the chains disagree, the estimate is
-        negative (w* is not a local minimum), SGLD diverged, or SGLD's estimate moves with
-        its step size.
-
-    Examples
-    --------
-    >>> res = pmt.local_learning_coefficient(model, sampler="mala", random_seed=1)  # doctest: +SKIP
-    >>> res.local_learning_coefficient.values, res.mcse.values                      # doctest: +SKIP
+        Unsettled or disagreeing chains, a negative estimate (w* not a minimum), SGLD
+        divergences or step-size dependence.
     """
     model = pm.modelcontext(model)
     refuse_minibatch(model, "local_learning_coefficient's loss L_n")
@@ -199,12 +246,19 @@ def local_learning_coefficient(
     density = compile_tempered_density(model, model.value_vars, model.initial_point())
     flat_center = DictToArrayBijection.map(center).data
     loglik_center = float(density(flat_center)[1])
+    localization_given = localization is not None
+    if localization is None:
+        curvature = diagonal_curvature(lambda x: density.batch(x)[1], flat_center)
+        prior_curvature = diagonal_curvature(lambda x: density.batch(x)[0], flat_center)
+        localization = default_localization(curvature, beta, prior_curvature)
     run = (beta, float(localization), center)
     idata = _sample(model, sampler, *run, step_size, minibatch_model, sample_kwargs)
-    terms, loglik, mcse, ess, per_chain, per_chain_mcse = _estimate(
+    terms, loglik, mcse, ess, per_chain, per_chain_mcse, flat = _estimate(
         model, idata, density, loglik_center, beta
     )
+    shares = _shares(density, flat, flat_center, float(localization), float(terms.mean()))
     problems = _settling_problems(terms, mcse, per_chain, per_chain_mcse)
+    share_problems = _share_problems(shares, localization_given)
     extra = {}
     if sampler == "sgld":
         problems += _sgld_problems(idata)
@@ -224,8 +278,11 @@ def local_learning_coefficient(
                 )
     attrs = {"beta": beta, "n_obs": n, "localization": float(localization), "sampler": sampler,
              "step_size": np.nan if step_size is None else step_size}  # fmt: skip
+    extra = {**extra, "localization_share": shares[0], "prior_share": shares[1]}
     stats = (mcse, ess, per_chain, per_chain_mcse)
-    return _result(idata, terms, loglik, loglik_center, n, stats, extra, problems, attrs)
+    return _result(
+        idata, terms, loglik, loglik_center, n, stats, extra, (problems, share_problems), attrs
+    )
 
 
 def _sgld_problems(idata):
@@ -237,9 +294,12 @@ def _sgld_problems(idata):
 
 def _result(idata, terms, loglik, loglik_center, n, stats, extra, problems, attrs):
     mcse, ess, per_chain, per_chain_mcse = stats
-    warning = "; ".join(problems)
-    if warning:
+    problems, share_problems = problems
+    warning = "; ".join(problems + share_problems)
+    if problems:
         warnings.warn(f"local_learning_coefficient: {warning}.", EvidenceWarning, stacklevel=3)
+    elif share_problems:
+        warnings.warn(f"local_learning_coefficient: {warning}.", LocalizationWarning, stacklevel=3)
     post = idata.posterior
     return xr.Dataset(
         {

@@ -8,7 +8,7 @@ too). Those samplers record their ``beta`` as a sample stat, which must equal
 evaluated here at every posterior draw: ``model.datalogp`` of the full-data model (observed
 variables and Potentials, the quantity ExchangeMC records per rung), or, without a model, the
 sum of the run's ``log_likelihood`` group (``pm.compute_log_likelihood``: observed variables
-only).
+only). The compiled evaluation lives in :mod:`pymc_tempering.step_methods._compile.loglik`.
 """
 
 import numpy as np
@@ -17,8 +17,6 @@ import xarray as xr
 from pymc_tempering.trace import group
 
 __all__ = ["is_ladder_run", "one_temperature_loglik", "flat_draws"]
-
-CHUNK = 256  # draws per batched log-likelihood call (memory: CHUNK x n_obs terms)
 
 
 def _stats(data):
@@ -29,17 +27,11 @@ def _stats(data):
 
 
 def flat_draws(model, idata):
-    """Posterior draws as ``(chain, draw, n_params)`` flat value-space vectors."""
-    from pymc_tempering.step_methods._compile import compile_value_transform
+    """Posterior draws as ``(chain, draw, n_params)`` flat value-space vectors
+    (:func:`pymc_tempering.step_methods._compile.loglik.flat_draws`)."""
+    from pymc_tempering.step_methods._compile.loglik import flat_draws
 
-    post = idata.posterior
-    transform = compile_value_transform(model)
-    n_chains, n_draws = post.sizes["chain"], post.sizes["draw"]
-    arrays = [
-        post[rv.name].values.reshape(n_chains * n_draws, *post[rv.name].shape[2:])
-        for rv in model.free_RVs
-    ]
-    return np.asarray(transform(*arrays)).reshape(n_chains, n_draws, -1)
+    return flat_draws(model, idata)
 
 
 def is_ladder_run(data) -> bool:
@@ -73,7 +65,8 @@ def _check_beta(stats, n, beta_star):
 
 
 def _model_loglik(data, model):
-    from pymc_tempering.step_methods._compile import compile_tempered_density, refuse_minibatch
+    from pymc_tempering.step_methods._compile import refuse_minibatch
+    from pymc_tempering.step_methods._compile.loglik import draws_loglik
 
     refuse_minibatch(model, "wbic's log-likelihood of the draws")
     try:
@@ -83,12 +76,7 @@ def _model_loglik(data, model):
             f"The posterior lacks the model's free variable {err}: pass the model that produced "
             "this run as `model=`."
         ) from None
-    density = compile_tempered_density(model, model.value_vars, model.initial_point())
-    rows = flat.reshape(-1, flat.shape[-1])
-    loglik = np.concatenate(
-        [density.batch(rows[i : i + CHUNK])[1] for i in range(0, rows.shape[0], CHUNK)]
-    )
-    return loglik.reshape(flat.shape[:2])
+    return draws_loglik(model, flat)
 
 
 def _group_loglik(data):

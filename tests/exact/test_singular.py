@@ -8,7 +8,7 @@ import scipy.special
 from scipy import stats
 
 from pymc_tempering import exact
-from pymc_tempering.exact.singular import _z_mellin
+from pymc_tempering.exact.singular import _z_mellin, reduced_rank_learning_coefficient
 
 
 # --- singular model ----------------------------------------------------------------------------
@@ -89,3 +89,31 @@ def test_singular_free_energy_bad_input():
     assert exact.singular_free_energy(0.0) == 0.0
     with pytest.raises(ValueError):
         exact.singular_free_energy(-1.0)
+
+
+# --- reduced-rank regression (Aoyagi & Watanabe 2005) -------------------------------------------
+def test_reduced_rank_coefficient_is_half_the_dimension_at_a_regular_point():
+    """At true rank r = H the point is regular: lambda = dim / 2, dim = H (M + N) - H^2 (the
+    rank-H matrices), m = 1, in every case of the theorem; an independent count."""
+    for m_ in range(1, 6):
+        for n_ in range(1, 6):
+            for h in range(1, min(m_, n_) + 1):
+                assert reduced_rank_learning_coefficient(m_, n_, h, h) == (
+                    (h * (m_ + n_) - h * h) / 2,
+                    1,
+                )
+
+
+def test_reduced_rank_coefficient_values():
+    assert reduced_rank_learning_coefficient(3, 3, 2, 1) == (3.5, 2)  # issue 33's network
+    # H = 1, r = 0: K = |a|^2 |b|^2, lambda = min(M, N) / 2, multiplicity 2 when M = N
+    for m_ in range(1, 6):
+        for n_ in range(1, 6):
+            expected = (min(m_, n_) / 2, 2 if m_ == n_ else 1)
+            assert reduced_rank_learning_coefficient(m_, n_, 1, 0) == expected
+    # never above the regular count of the full M x N model, nor below 0
+    for args in [(4, 2, 3, 1), (2, 5, 2, 0), (6, 6, 3, 2), (1, 1, 4, 0)]:
+        lam, mult = reduced_rank_learning_coefficient(*args)
+        assert 0 <= lam <= args[0] * args[1] / 2 and mult in (1, 2)
+    with pytest.raises(ValueError, match="true_rank"):
+        reduced_rank_learning_coefficient(3, 3, 2, 3)
