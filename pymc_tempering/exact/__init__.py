@@ -78,8 +78,8 @@ from pymc_tempering.exact.monomial import (
     regular_power_moments,
 )
 from pymc_tempering.exact.singular import (
-    reduced_rank_learning_coefficient,
     SINGULAR_CONSTANT_D2,
+    reduced_rank_learning_coefficient,
     singular_free_energy,
     singular_free_energy_asymptotic,
     singular_mean_loglik,
