@@ -43,3 +43,11 @@ def nonfinite_start_model():
         pm.Potential("cut", pt.switch(mu > 5.0, 0.0, -np.inf))
         pm.Normal("x", mu, 1.0, observed=X_OBS)
     return model
+
+
+def missing_data_model():
+    """One observation NaN: PyMC would impute it (a model of 19 observed points)."""
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 1.0)
+        pm.Normal("x", mu, 1.0, observed=np.r_[X_OBS[:-1], np.nan])
+    return model

@@ -18,7 +18,6 @@ import numpy as np
 import pymc as pm
 import xarray as xr
 from arviz_stats.base import array_stats
-from pymc.model import modelcontext
 from pymc.vartypes import discrete_types
 
 from pymc_tempering._util.fingerprint import model_fingerprint, observed_fingerprint
@@ -41,11 +40,14 @@ from pymc_tempering.step_methods._compile import (
     improper_priors,
     refuse_minibatch,
 )
+from pymc_tempering.step_methods._compile.checks import check_observed_finite, resolve_model
 
 __all__ = ["bridge_sampling", "bridge_problems"]
 
 ESTIMATOR = "bridge_sampling"
-MAX_RHAT = 1.01  # rank-normalised split R-hat above which chains disagree
+#: rank-normalised split R-hat above which chains disagree, compared at the 3 decimals the
+#: warning prints (ArviZ's convention: R-hat > 1.01 warns, 1.010 does not)
+MAX_RHAT = 1.01
 MIN_OVERLAP = 100  # draws that must carry each side's bridge sum
 EXCHANGE = (
     "sample the whole posterior with pm.sample(step=pmt.ExchangeMC()) and use "
@@ -111,7 +113,13 @@ def _search_modes(model, to_values, fit, draws, n_starts, rng) -> MissedModes:
     except Exception:  # noqa: BLE001 - any failure means "no prior draws"
         starts = mean + 5.0 * rng.standard_normal((n_starts, mean.size)) @ chol.T
     radius = float(np.max(np.linalg.norm(np.linalg.solve(chol, (draws - mean).T), axis=0)))
-    value_and_grad = compile_value_and_grad(model, model.logp(jacobian=True))
+    fn = compile_value_and_grad(model, model.logp(jacobian=True))
+    dtype = fn.maker.inputs[0].variable.dtype  # float32 in a float32 model
+
+    def value_and_grad(x):  # float64 states, cast at the compiled boundary
+        value, grad = fn(np.asarray(x, dtype=dtype))
+        return float(value), np.asarray(grad, dtype=np.float64)
+
     return missed_modes(value_and_grad, starts, mean, chol, radius)
 
 
@@ -129,6 +137,7 @@ def _chunked(fn, model):
 
 def _refuse(model):
     refuse_minibatch(model, ESTIMATOR)
+    check_observed_finite(model, ESTIMATOR)
     improper = improper_priors(model)
     if improper:
         raise ValueError(
@@ -144,7 +153,19 @@ def _refuse(model):
         )
 
 
-def bridge_problems(res: xr.Dataset, maxiter: int, same_data=True, n_starts=0) -> list[str]:
+def _refuse_other_data(model_data, trace_data) -> None:
+    """Raise where the DataTree's ``observed_data`` are not the model's (e.g. ``pm.set_data``
+    since sampling): its draws are from another posterior, and no estimate from them holds."""
+    if trace_data is not None and trace_data != model_data:
+        raise ValueError(
+            f"{ESTIMATOR}: the DataTree's observed_data differ from the model's observed data "
+            "(e.g. pm.set_data was called after sampling), so its draws are not from this "
+            "model's posterior. Sample the model again with its current data, or pass the "
+            "model with the data that produced the draws as `model=`."
+        )
+
+
+def bridge_problems(res: xr.Dataset, maxiter: int, n_starts=0) -> list[str]:
     """Why the bridge-sampling estimate ``res`` should not be trusted; each says what to do."""
     problems = []
     n_draws, ess = int(res["n_draws"] + res["n_fit"]), float(res["ess"])
@@ -158,7 +179,7 @@ def bridge_problems(res: xr.Dataset, maxiter: int, same_data=True, n_starts=0) -
             f"the ESS of the posterior-side bridge terms is {ess:.0f} (< {MIN_ESS}), so the "
             "error estimate is unreliable; draw more"
         )
-    if float(res["max_rhat"]) > MAX_RHAT:
+    if round(float(res["max_rhat"]), 3) > MAX_RHAT:
         problems.append(
             f"the chains disagree (largest R-hat of the unconstrained parameters "
             f"{float(res['max_rhat']):.3f} > {MAX_RHAT}): they have not mixed, or found "
@@ -174,7 +195,8 @@ def bridge_problems(res: xr.Dataset, maxiter: int, same_data=True, n_starts=0) -
             f"more draws, and if the posterior is multimodal, {EXCHANGE}"
         )
     share = float(res["missed_mass"])
-    shift = -np.log1p(-share)  # log Z would move by this much with the missed modes' mass
+    with np.errstate(divide="ignore"):  # all the mass missed: inf
+        shift = -np.log1p(-share)  # log Z would move by this much with the missed modes' mass
     if share > 0 and shift > float(res["mcse"]):
         problems.append(
             f"climbing the log density from {n_starts} prior draws found "
@@ -187,11 +209,6 @@ def bridge_problems(res: xr.Dataset, maxiter: int, same_data=True, n_starts=0) -
         problems.append(
             f"the iterative scheme did not converge in {maxiter} iterations; raise `maxiter`, "
             "or draw more"
-        )
-    if not same_data:
-        problems.append(
-            "the DataTree's observed_data differ from the model's observed data, so the draws "
-            "are not from this model's posterior; pass the model that produced them"
         )
     return problems
 
@@ -235,99 +252,53 @@ def bridge_sampling(
 ) -> xr.Dataset:
     r"""Log marginal likelihood of a posterior sample by bridge sampling, with its MCSE.
 
+    The promise: within its MCSE of the truth when the draws cover the whole posterior, else an
+    ``EvidenceWarning`` naming the problem and the fix. The rule: Meng & Wong's (1996) iterative
+    bridge on ``model.logp(jacobian=True)`` in the unconstrained value space, the first half of
+    each chain fitting the proposal; the MCSE is Fruhwirth-Schnatter's (2004) relative error
+    with the ESS of the posterior-side terms. Details: ``docs/decisions/044-bridge-sampling.md``.
+
     Parameters
     ----------
     idata : DataTree or Dataset
-        The result of ``pm.sample`` (NUTS, Metropolis, MALA, ...), of
-        ``pm.sample(step=pmt.ExchangeMC())`` (its posterior is the ``beta = 1`` rung) or of
-        ``pm.sample_smc``; or its posterior Dataset. Every free variable must be in it, with
-        dims ``(chain, draw, ...)``.
+        ``pm.sample`` (any sampler), ExchangeMC (its ``beta = 1`` rung) or ``pm.sample_smc``
+        draws, or their posterior Dataset: every free variable, dims ``(chain, draw, ...)``.
     model : pm.Model, optional
-        The model that produced ``idata``; defaults to the model on the context stack. Its
-        priors must be proper and its observations the full data (no ``pm.Minibatch``).
+        The model that produced ``idata`` (default: the one in context); proper priors, the
+        full data (no ``pm.Minibatch``), the observed data the draws were sampled with.
     method : {"normal", "warp3"}, default "normal"
-        The proposal: a multivariate normal with the fitting draws' mean and covariance, or
-        Meng & Schilling's Warp-3, which also matches skewness (better for skewed posteriors;
-        twice the density evaluations).
+        The proposal: a normal fitted to the draws, or Warp-3 (also matches skewness).
     n_proposal : int, optional
-        Number of proposal draws; default as many as posterior draws enter the estimate.
+        Proposal draws; default as many as posterior draws enter the estimate.
     random_seed : int or numpy.random.Generator, optional
-        Seeds the proposal draws; the same seed and draws give the same result.
+        The same seed and draws give the same result.
     tol, maxiter : float, int, default 1e-10, 1000
-        The iterative scheme stops when :math:`\log \hat Z` changes by less than ``tol``.
+        The iteration stops when :math:`\log \hat Z` changes by less than ``tol``.
     mode_search : int, default 8
-        Number of prior draws from which BFGS climbs the log density, looking for modes that
-        no posterior draw visited (:func:`pymc_tempering.evidence.core.bridge.missed_modes`); 0
-        skips the search (about a second for small models, mostly compilation).
+        Prior draws from which BFGS climbs, looking for modes no draw visited; 0 skips it.
 
     Returns
     -------
     xarray.Dataset
-        Scalars ``log_marginal_likelihood``, ``mcse`` (standard error of
-        :math:`\log \hat Z`), ``relative_error`` (estimated relative error of
-        :math:`\hat Z`, Fruhwirth-Schnatter 2004; to first order the same number), ``ess``
-        (of the posterior-side bridge terms), ``n_iterations``, ``converged``, ``max_rhat``
-        (rank-normalised split R-hat of the unconstrained parameters, largest over
-        parameters), ``overlap_posterior`` and ``overlap_proposal`` (how many draws of each
-        side carry the bridge sums, :func:`pymc_tempering.evidence.core.bridge.overlap_ess`),
-        ``missed_modes`` and ``missed_mass`` (modes the mode search found that no draw
-        visited, and their share of the evidence by Laplace's approximation; 0 if none),
-        ``n_draws`` (posterior draws in the estimate), ``n_fit`` and ``n_proposal``.
-        ``attrs``: ``estimator="bridge_sampling"``, ``method``, ``observed_data`` (the
-        fingerprint :func:`pymc_tempering.compare_evidence` compares), ``ladder_start=0.0``
-        and ``warning`` (the EvidenceWarning's text, ``""`` if none).
+        Scalars ``log_marginal_likelihood``, ``mcse``, ``relative_error``, ``ess``,
+        ``n_iterations``, ``converged``, ``max_rhat``, ``overlap_posterior``,
+        ``overlap_proposal``, ``missed_modes``, ``missed_mass``, ``n_draws``, ``n_fit``,
+        ``n_proposal``; ``attrs`` ``estimator``, ``method``, ``observed_data``,
+        ``ladder_start=0.0`` and ``warning`` (``""`` if none).
 
-    Warns
-    -----
-    EvidenceWarning
-        If there are fewer than 400 draws, the posterior-side terms' ESS is below 100, the
-        chains disagree (R-hat > 1.01: not mixed, or stuck in different modes), fewer than 100
-        draws carry either side's bridge sum (the proposal misses posterior mass), the mode
-        search found modes that no draw visited and that move log Z by more than its MCSE,
-        the scheme did not converge, or the DataTree's observed data are not the model's.
-
-    Notes
-    -----
-    The density bridged is the model's joint log density in the unconstrained value space,
-    ``model.logp(jacobian=True)`` (priors, the transforms' Jacobians, observed variables and
-    Potentials): integrating it over the value space gives the same :math:`Z` as integrating
-    prior times likelihood over the constrained space. The posterior's draws are mapped there
-    with the forward maps of PyMC's value transforms (``model.rvs_to_transforms``).
-
-    The MCSE is :math:`\sqrt{\mathrm{RE}^2}`, Fruhwirth-Schnatter's (2004) relative mean squared
-    error (:func:`pymc_tempering.evidence.core.bridge.relative_mse`), with ArviZ's split-chain
-    ESS of the posterior-side terms for the autocorrelation of MCMC draws; the weight of the
-    posterior draws in the bridge function is the median bulk ESS of the parameters. It
-    treats the fitted proposal as fixed and assumes the draws come from the whole posterior.
-
-    Multimodal posteriors. Chains stuck in different modes show as R-hat above 1.01 (and a
-    low ESS of the bridge terms) and are warned about. Chains that all found the same mode
-    look like a unimodal posterior, nothing in the draws can tell, and the estimate is the
-    evidence of that mode alone: that is what the mode search is for. It climbs the log
-    density from ``mode_search`` prior draws and warns about maxima beyond the farthest draw
-    (in the fitted proposal's scale) whose Laplace mass would move log Z by more than its
-    MCSE. It finds modes whose basins the prior draws reach; where several modes are
-    possible, sample with :class:`pymc_tempering.ExchangeMC` and compare with
-    :func:`pymc_tempering.thermodynamic_integration`.
-
-    References
-    ----------
-    X.-L. Meng and W. H. Wong (1996), Statistica Sinica 6. X.-L. Meng and S. Schilling (2002),
-    Warp bridge sampling, JCGS 11. S. Fruhwirth-Schnatter (2004), Econometrics Journal 7.
-    Q. F. Gronau et al. (2017), A tutorial on bridge sampling, J. Math. Psychology 81.
-
-    Examples
-    --------
-    >>> with model:                                                  # doctest: +SKIP
-    ...     idata = pm.sample(random_seed=1)
-    >>> res = pmt.bridge_sampling(idata, model, random_seed=1)       # doctest: +SKIP
-    >>> float(res.log_marginal_likelihood), float(res.mcse)          # doctest: +SKIP
+    Raises
+    ------
+    ValueError
+        Improper priors, discrete or missing free variables, non-finite or minibatched data,
+        or a DataTree whose ``observed_data`` are not the model's (e.g. after ``pm.set_data``).
     """
-    model = modelcontext(model)
+    model = resolve_model(model, ESTIMATOR)
     _refuse(model)
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}.")
     posterior = _posterior(idata, model)
+    model_data, trace_data = model_fingerprint(model), observed_fingerprint(idata)
+    _refuse_other_data(model_data, trace_data)
     to_values = compile_value_transform(model)
     draws = _value_draws(posterior, model, to_values)
     n_params = draws.shape[2]
@@ -351,7 +322,6 @@ def bridge_sampling(
             model, to_values, fit.reshape(-1, n_params), draws.reshape(-1, n_params),
             int(mode_search), rng,
         )  # fmt: skip
-    model_data, trace_data = model_fingerprint(model), observed_fingerprint(idata)
     res = xr.Dataset(
         {
             "log_marginal_likelihood": result.log_z,
@@ -377,7 +347,6 @@ def bridge_sampling(
             "ladder_start": 0.0,
         },
     )
-    same_data = trace_data is None or trace_data == model_data
-    problems = bridge_problems(res, maxiter, same_data, int(mode_search))
+    problems = bridge_problems(res, maxiter, int(mode_search))
     res.attrs["warning"] = warn(ESTIMATOR, problems, stacklevel=2)
     return res

@@ -4,37 +4,36 @@ The one place where evidence estimation runs a sampler; the estimators themselve
 traces (:mod:`pymc_tempering.evidence.tempered`).
 """
 
+import numbers
+
 import numpy as np
 import pymc as pm
 import xarray as xr
-from pymc.model import modelcontext
 
 from pymc_tempering.evidence.checks import warn
 from pymc_tempering.evidence.methods import evidence_by_method, resolve_methods
 from pymc_tempering.evidence.tempered import ESTIMATORS
 from pymc_tempering.ladder import evidence_ladder, evidence_n_rungs, prior_spread_beta_min
-from pymc_tempering.step_methods._compile import refuse_minibatch
+from pymc_tempering.step_methods._compile.checks import (
+    check_observed_finite,
+    refuse_minibatch,
+    resolve_model,
+)
 from pymc_tempering.step_methods._compile.tempered import compile_tempered_density
 from pymc_tempering.step_methods.exchange.explorers import EXPLORERS
 from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
 
 __all__ = ["marginal_likelihood", "auto_beta_min"]
 
-#: the estimators :func:`marginal_likelihood` reports by default: TI and stepping stone, each
-#: a cross-check of the other (BAR and MBAR on request: see :data:`DEFAULT_METHOD`)
+#: the estimators reported by default: TI and stepping stone, each a cross-check of the other
 DEFAULT_METHODS = ("ti", "ss")
-#: the default ``tune`` over the default ``draws``: on the fixed ladder tuning only sets the
-#: rungs' proposal scales (windows of 50 and 100 sweeps, then frozen)
+#: the default ``tune`` over the default ``draws`` with the random walk (decision record 040)
 TUNE_PER_DRAW = 0.25
-#: the same with independence proposals per rung (the default explorer): they are fitted in
-#: the first half of tuning and the second half mixes with them before the draws
+#: the same with independence proposals, fitted in the first half of tuning (record 040)
 TUNE_PER_DRAW_FITTED = 0.5
-#: the largest model (continuous parameters) whose evidence run uses independence proposals
-#: per rung by default (``ExchangeMC(explorer="independent")``): measured at 2, 3 and 10
-#: parameters; a fitted t's covariance needs many more draws per rung than parameters
+#: the most continuous parameters for the independence explorer by default (record 040)
 INDEPENDENT_MAX_PARAMS = 20
-#: the default ``tune`` of an adaptive ladder, which tuning also places: the setting its
-#: measurements (and its caveat) were made at
+#: the default ``tune`` of an adaptive ladder, whose rungs tuning also places (record 040)
 ADAPTIVE_LADDER_TUNE = 1000
 #: how :func:`marginal_likelihood` places its rungs (``ladder=``)
 LADDERS = ("geometric", "adaptive")
@@ -59,101 +58,52 @@ def marginal_likelihood(
 ):
     """Sample ``model`` with ExchangeMC and return its evidence by each estimator in ``method``.
 
+    The promise: an estimate within its MCSE of the truth, or an ``EvidenceWarning`` saying
+    what to do. The defaults (ladder, explorer, tuning, chains) and the measurements behind
+    them: ``docs/decisions/040-marginal-likelihood-defaults.md``.
+
     Parameters
     ----------
     model : pm.Model, optional
-        Defaults to the model on the context stack. Its priors must be proper (rung 1 samples
-        the prior at ``beta = 0``).
+        Defaults to the model on the context stack. Proper priors, finite observed data.
     n_rungs, beta_min : int or "auto", float or "auto", default "auto", "auto"
-        The starting ladder, :func:`evidence_ladder` (``0`` then geometric from ``beta_min``
-        to 1). ``beta_min="auto"``: ``2**-10 / sd``, rounded down to a power of 2 within
-        ``[2**-50, 2**-10]``, with ``sd`` the spread of the log-likelihood over 512 prior draws
-        (:func:`pymc_tempering.ladder.prior_spread_beta_min`, :func:`auto_beta_min`:
-        milliseconds, the density is the one ExchangeMC compiles anyway). ``n_rungs="auto"``:
-        the 255 rungs per 30 octaves of the fixed ladder used before (256 rungs from
-        ``2**-30``), from ``beta_min`` up (:func:`pymc_tempering.ladder.evidence_n_rungs`);
-        the result's ``attrs["beta_min"]`` and ``attrs["n_rungs"]`` say which. The power
-        posterior leaves the prior near ``beta = 1 / sd``; rungs far below add almost nothing
-        to the estimators' variance (``benchmarks/bench_evidence_variance.py``), and dropping
-        them gave the same MCSE for 0.8x the CPU time (``benchmarks/bench_beta_min.py``). A
-        number for ``beta_min``: the lowest positive rung itself; it must sit well below
-        ``1 / sd`` (at ``beta_min * sd`` near 1 the quadrature of ``[0, beta_min]`` is off by
-        1e-3 to 1e-2 on the lecture, egg-box and change-point models) or TI and stepping stone
-        are biased.
+        The ladder :func:`pymc_tempering.ladder.evidence_ladder`: ``0`` then geometric from
+        ``beta_min`` to 1. "auto": :func:`auto_beta_min` (from the log-likelihood's spread over
+        prior draws) and :func:`pymc_tempering.ladder.evidence_n_rungs`. A number for
+        ``beta_min`` must sit well below ``1 / sd`` of that spread, or TI and SS are biased.
     ladder : {"geometric", "adaptive"}, default "geometric"
-        ``"geometric"``: the starting ladder, fixed. ``"adaptive"``: tuning re-places the
-        rungs above ``beta_min`` at equal thermodynamic length (ExchangeMC's
-        ``ladder="adaptive", ladder_objective="evidence"``), where the estimators' variance is;
-        per chain, frozen when tuning ends. At the same cost it cut the MCSE about 1.7-1.9x,
-        but on the egg box it is biased (mean error +0.032 against an MCSE of 0.027, coverage
-        0.76 over 50 seeds, ``benchmarks/bench_coverage.py --routes adaptive``): a slow drift
-        common to all chains escapes the MCSE. So it is not the default, and its results carry
-        an ``EvidenceWarning`` saying so.
-        ``step_kwargs`` with ``betas`` or ``ladder`` replaces both (with ``ladder="adaptive"``
-        there, this ladder is where tuning starts and ``n_rungs`` in ``step_kwargs`` wins).
+        Fixed, or re-placed during tuning at equal thermodynamic length (warned: biased on
+        multimodal targets). ``betas`` or ``ladder`` in ``step_kwargs`` replace it.
     draws, tune, chains : int, default 1000, None, 8
-        Passed to ``pm.sample``. ``tune=None`` is 500 (:data:`TUNE_PER_DRAW_FITTED` of the
-        default draws) with the independence explorer (the default, below), 250
-        (:data:`TUNE_PER_DRAW`) with another explorer on the fixed ladder, and 1000
-        (:data:`ADAPTIVE_LADDER_TUNE`) on an adaptive ladder, whose rungs tuning also places.
-        With the independence explorer the proposals are fitted at sweep 150 of the 500 and
-        the rest of tuning mixes with them: after 250 sweeps the egg box's draws started out
-        of equilibrium (``benchmarks/bench_burn_in.py``). For a smaller error raise ``draws``
-        and ``tune`` together. Eight chains let the MCSE see variation slower than a chain
-        (see :func:`pymc_tempering.evidence.core.mcse.mean_mcse`); with fewer than 4 the error bars
-        can be 1.2-1.5x too small on multimodal targets (coverage 0.86 instead of 0.95 on the
-        egg box). The measurements behind these defaults, against ``pm.sample_smc`` at equal
-        wall time among them, are in the README (section "BAR and MBAR: every rung's draws for
-        log Z").
+        Passed to ``pm.sample``; ``tune=None`` follows the explorer (:func:`default_tune`).
+        Keep at least 4 chains: the MCSE sees variation slower than a chain through them.
     random_seed : int, optional
-        Passed to ``pm.sample``; the same seed gives the same result.
+        The same seed gives the same result, bit for bit.
     method : str or sequence of str, default ("ti", "ss")
-        The estimators to report, in this order: ``"ti"`` (thermodynamic integration,
-        corrected trapezoid), ``"ss"`` (stepping stone), ``"bar"`` (Bennett's acceptance ratio
-        between neighbouring rungs, :func:`pymc_tempering.bar`), ``"mbar"`` (MBAR over all
-        rungs, :func:`pymc_tempering.mbar`; seconds to tens of seconds on 256 rungs), or their
-        full names. On this ladder the four agree within their MCSE and have the same error
-        over seeds; BAR and MBAR pay off on coarse ladders.
+        Estimators, in order: "ti", "ss", "bar", "mbar" (or their full names).
     step_kwargs : dict, optional
-        Further arguments of :class:`pymc_tempering.ExchangeMC` (``betas``, ``ladder``,
-        ``ladder_objective``, ``adapt_n_rungs``, ``sweeps_per_draw``, ``target_accept``, ...).
-        ``explorer`` defaults to ``"independent"`` on the fixed ladder for continuous models of
-        at most 20 parameters (:data:`INDEPENDENT_MAX_PARAMS`): each rung's proposal is a t
-        (or a two-component t mixture) fitted to its tuning draws, and after tuning the
-        sweeps alternate independence Metropolis-Hastings moves with the random walk
-        (:class:`pymc_tempering.step_methods.exchange.explorers.Independent`). Elsewhere (an
-        adaptive ladder, discrete variables, more parameters), or with ``explorer="rwm"``,
-        ExchangeMC's random walk.
+        Further :class:`pymc_tempering.ExchangeMC` arguments; ``explorer`` defaults to
+        "independent" for continuous models of at most :data:`INDEPENDENT_MAX_PARAMS`
+        parameters on the fixed ladder, else ExchangeMC's default.
     return_idata : bool, default False
-        Also return the sampled DataTree.
+        Also return the sampled DataTree: ``(result, idata)``.
     **sample_kwargs
         Further ``pm.sample`` arguments (``cores``, ``progressbar``, ...).
 
     Returns
     -------
     xarray.Dataset
-        Dim ``estimator``, the full names of ``method`` (by default
-        ``["thermodynamic_integration", "stepping_stone"]``), with
-        ``log_marginal_likelihood``, ``mcse``, ``ess``, ``discretisation_error`` (NaN but for
-        TI: the others have none) and ``warning`` (the EvidenceWarning's text, ``""`` if
-        none). With ``return_idata=True``, ``(result, idata)``.
-
-    Warns
-    -----
-    EvidenceWarning
-        One per estimator that should not be trusted, as :func:`thermodynamic_integration`.
-
-    Examples
-    --------
-    >>> with pm.Model() as model:                                     # doctest: +SKIP
-    ...     mu = pm.Normal("mu", 0, 1)
-    ...     pm.Normal("x", mu, 1, observed=x)
-    >>> res = pmt.marginal_likelihood(model, random_seed=1)          # doctest: +SKIP
-    >>> res.log_marginal_likelihood.sel(estimator="stepping_stone")  # doctest: +SKIP
+        Dim ``estimator``; ``log_marginal_likelihood``, ``mcse``, ``ess``,
+        ``discretisation_error`` (TI only, else NaN) and ``warning`` (``""`` if none).
     """
     methods = resolve_methods(method)
-    model = modelcontext(model)
+    model = resolve_model(model, "marginal_likelihood")
+    _check_count(draws, "draws", 1)
+    _check_count(chains, "chains", 1)
+    if tune is not None:
+        _check_count(tune, "tune", 0)
     refuse_minibatch(model, "marginal_likelihood")
+    check_observed_finite(model, "marginal_likelihood")
     step_kwargs = _default_explorer(model, step_kwargs, ladder)
     beta_min = _resolve_beta_min(beta_min, model, step_kwargs, random_seed)
     n_rungs = _resolve_n_rungs(n_rungs, beta_min)
@@ -174,6 +124,16 @@ def marginal_likelihood(
         result.attrs["beta_min"] = float(beta_min)
         result.attrs["n_rungs"] = int(len(step_kwargs["betas"]))
     return (result, idata) if return_idata else result
+
+
+def _check_count(value, name: str, minimum: int) -> None:
+    """Raise a ValueError naming ``name`` unless ``value`` is an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        example = {"draws": 1000, "tune": 500, "chains": 8}[name]
+        raise ValueError(
+            f"marginal_likelihood: `{name}` must be a whole number >= {minimum} (draws and tune "
+            f"count per chain), got {value!r}; e.g. {name}={example}."
+        )
 
 
 def _result(estimates: dict) -> xr.Dataset:

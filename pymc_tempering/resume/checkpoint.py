@@ -15,7 +15,6 @@ tuning, up to :data:`MAX_SNAPSHOT_DRAWS` (:func:`snapshot_due`).
 """
 
 import dataclasses
-import struct
 
 import numpy as np
 from pymc.step_methods.state import WithSamplingState
@@ -23,22 +22,14 @@ from pymc.util import get_state_from_generator
 
 from pymc_tempering._util.fingerprint import model_graph_digests
 from pymc_tempering.resume import codec
+from pymc_tempering.resume.layout import CHUNK_BYTES, HEADER, STATE_STAT
 
 __all__ = ["CHUNK_BYTES", "HEADER", "STATE_STAT", "Resumable", "chain_index", "step_record"]
 
-STATE_STAT = "sampling_state"
-CHUNK_BYTES = 1024
-# a new snapshot starts at least this many draws after the last one: taking a snapshot (a deep
-# copy of the state and its encoding) costs about 1.6 ms, which every few draws more than
-# doubled SGLD's per-draw cost (0.25 -> 0.44 ms on a quiet machine); continuing then re-runs at
-# most about twice this many draws
+#: a new snapshot starts at least this many draws after the last one (decision record 043)
 MIN_SNAPSHOT_DRAWS = 100
-# ... and long runs space them out up to this: ExchangeMC(n_rungs=32) on a 3-parameter model
-# (a 49 KB state) took 0.2-0.6 ms a snapshot, 2-6 us a draw every 100 draws, several percent of
-# its 0.07-0.1 ms per draw; every 1000 draws it is well under 1%
+#: ... and long runs space them out up to this (decision record 043)
 MAX_SNAPSHOT_DRAWS = 1000
-# per draw: snapshot's draw (-1: none), chunk index, number of chunks, snapshot length in bytes
-HEADER = struct.Struct("<qqqq")
 # constructor arguments that are not saved: the model is passed again, the rng is in the
 # state, the initial point does not matter once the state is restored
 _NOT_SAVED = ("model", "rng", "initial_point", "blocked")

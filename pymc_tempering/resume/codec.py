@@ -132,7 +132,7 @@ def _read_str(buf, pos):
 
 
 # where the modules named by checkpoints written before the package was laid out by concern
-# (docs/decisions/030-package-by-concern.md) live now, so older runs still continue
+# (docs/decisions/100-package-by-concern.md) live now, so older runs still continue
 MOVED_MODULES = {
     "pymc_tempering._blas": "pymc_tempering._util.blas",
     "pymc_tempering._evidence_checks": "pymc_tempering.evidence.checks",

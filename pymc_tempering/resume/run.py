@@ -1,5 +1,6 @@
 """Read the checkpoints of a DataTree, build the step that continues it, sample and join."""
 
+import numbers
 import warnings
 
 import numpy as np
@@ -14,7 +15,7 @@ from pymc_tempering._util.fingerprint import (
     observed_fingerprint,
 )
 from pymc_tempering.resume import codec
-from pymc_tempering.resume.checkpoint import CHUNK_BYTES, HEADER, STATE_STAT
+from pymc_tempering.resume.layout import CHUNK_BYTES, HEADER, STATE_STAT
 
 __all__ = [
     "chain_checkpoints",
@@ -102,6 +103,20 @@ def saved_step(data) -> dict | None:
         return None
 
 
+def _model(model, what: str):
+    """``model``, or the one in context; an error naming ``model=`` where there is none."""
+    if model is not None and not isinstance(model, pm.Model):
+        raise TypeError(f"{what}: `model` must be a pm.Model, got {type(model).__name__}.")
+    try:
+        return modelcontext(model)
+    except TypeError:
+        raise TypeError(
+            f"{what} needs the model that was sampled: there is no model on the context stack "
+            "(a DataTree read back from a file carries no model). Pass it as `model=` (built "
+            f"by the same code, with the same data), or call {what} inside `with model:`."
+        ) from None
+
+
 def resume_step(idata, *, model=None, step=None, step_class=None, **kwargs):
     """The step method that continues ``idata``'s chains (sample it with ``tune=0``).
 
@@ -109,7 +124,7 @@ def resume_step(idata, *, model=None, step=None, step_class=None, **kwargs):
     could not be saved, e.g. a step-size function); else the saved class (or ``step_class``)
     is rebuilt with the saved arguments, updated by ``kwargs``.
     """
-    model = modelcontext(model)
+    model = _model(model, "resume_step")
     records = chain_checkpoints(idata)
     saved = records[0]["step"]
     sampled, given = observed_fingerprint(idata), model_fingerprint(model)
@@ -241,7 +256,12 @@ def continue_sampling(idata, draws: int, *, model=None, step=None, cores=None,
         :func:`pymc_tempering._util.fingerprint.model_graph_digests`). The saved state belongs to
         the model sampled; sample a changed model afresh.
     """
-    model = modelcontext(model)
+    if isinstance(draws, bool) or not isinstance(draws, numbers.Integral) or draws < 1:
+        raise ValueError(
+            f"continue_sampling: `draws` (the draws to add to each chain) must be a whole "
+            f"number >= 1, got {draws!r}; e.g. continue_sampling(idata, draws=1000)."
+        )
+    model = _model(model, "continue_sampling")
     step = resume_step(idata, model=model, step=step)
     for name in ("tune", "chains", "step"):
         if name in sample_kwargs:

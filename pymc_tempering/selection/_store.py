@@ -14,18 +14,11 @@ Each file is the model's DataTree (``pm.sample``'s groups) with one more group, 
 attributes. It is written to a temporary name in the same directory and renamed, so a killed run
 leaves either the whole file or none under the final name.
 
-Numeric variables are compressed losslessly with Zstandard (level 1), through the HDF5 filter
-that the ``netCDF4`` wheels ship (``netCDF4/plugins``): on a default-sized ExchangeMC run (256
-rungs, 8 chains x 1000 draws, 124 MB of arrays) it writes in about 0.3 s of CPU to a 37 MB file,
-where zlib level 1 with shuffle took 3.4 s for 44 MB. Two variables that Zstandard barely
-shrinks are written as they are (:data:`UNCOMPRESSED_VARIABLES`): ``rung_accept`` (per-rung
-acceptance probabilities, 16.4 MB: 13.75 MB compressed, for 0.065 s of CPU against 0.012 s)
-and ``sampling_state`` (the resume checkpoint bytes, 8.5 MB: 7.85 MB, 0.03 s against 0.008 s):
-0.07 s less CPU per model for 3.3 MB more on disk. Everything keeps its dtype. Reading the
-whole file back needs the Zstandard filter (``netCDF4`` from its wheels has it; an HDF5
-without it fails with "Filter error"); where it is missing at write time, the store falls back
-to zlib. The ``evidence`` group and the attributes, all that a rerun reads
-(:meth:`ModelStore.load`), are not compressed.
+Numeric variables are compressed losslessly with Zstandard (level 1) where this HDF5 has the
+filter (the ``netCDF4`` wheels do), else zlib; two that it barely shrinks are written as they are
+(:data:`UNCOMPRESSED_VARIABLES`). What a rerun reads (the ``evidence`` group and the attributes)
+is never compressed. The measurements behind these choices:
+``docs/decisions/041-model-store-compression.md``.
 """
 
 import functools
@@ -46,14 +39,13 @@ __all__ = ["ModelStore", "model_key", "settings_digest"]
 SUFFIX = ".nc"
 #: Root attributes written with every model, read back by :meth:`ModelStore.load`.
 RECORD_ATTRS = ("model_name", "key", "seed", "wall_time", "min_swap_accept", "round_trips")
-#: Lossless compression of the numeric variables (see the module docstring), and the fallback
-#: where the HDF5 library has no Zstandard filter.
+#: Lossless compression of the numeric variables, and the fallback where the HDF5 library has
+#: no Zstandard filter (decision record 041).
 NUMERIC_ENCODING = {"compression": "zstd", "complevel": 1}
 FALLBACK_ENCODING = {"zlib": True, "complevel": 1}
 #: Groups written without compression: what :meth:`ModelStore.load` reads.
 UNCOMPRESSED_GROUPS = ("/", "/evidence")
-#: Variables written without compression: Zstandard shrinks them by less than a fifth for five
-#: times the CPU (see the module docstring).
+#: Variables written without compression: Zstandard barely shrinks them (decision record 041).
 UNCOMPRESSED_VARIABLES = ("rung_accept", "sampling_state")
 
 

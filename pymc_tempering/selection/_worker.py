@@ -13,9 +13,9 @@ that a second run finds its modules compiled.
 A model's set-up is kept cheap for runs of many models: PyMC's per-chain traces share one
 compiled point function and record array-valued stats into one array per stat
 (:mod:`._chain_trace`: no stacking when the DataTree is built), and PyTensor keeps no creation
-stack on new variables while the model's graphs are built. Sharing compiled functions between
-models of one structure (:mod:`pymc_tempering.step_methods._compile.shared`) is left off: see
-:func:`_quick_graphs`.
+stack on new variables while the model's graphs are built. Each model compiles its own
+functions: sharing them between models of one structure changed the last bits of the table
+with the number of workers (``docs/decisions/042-no-compiled-sharing-between-models.md``).
 """
 
 import hashlib
@@ -108,6 +108,8 @@ def use_own_compiledir() -> str:
 
 
 def _build(model):
+    """The pm.Model of a task (unpickled, or built by the user's builder); a ValueError for a
+    model whose data PyMC imputed (see :func:`_refuse_imputed`)."""
     import cloudpickle
     import pymc as pm
 
@@ -117,11 +119,29 @@ def _build(model):
         model = model()
         if not isinstance(model, pm.Model):
             raise TypeError(f"The builder returned {type(model).__name__}, not a pm.Model.")
+    _refuse_imputed(model)
     return model
 
 
+def _refuse_imputed(model) -> None:
+    """Refuse a model whose observed data held NaN: PyMC imputes them as parameters, so its
+    evidence is that of fewer observations than the other models' (not comparable)."""
+    from pymc_tempering.step_methods._compile.checks import imputed_observations
+
+    imputed = imputed_observations(model)
+    if imputed:
+        counts = ", ".join(f"{name!r}: {n}" for name, n in imputed.items())
+        raise ValueError(
+            f"the observed data hold missing values (NaN; count per observed variable: "
+            f"{counts}), which PyMC imputes as parameters, so this model's evidence covers "
+            "fewer observations than the others' and cannot be compared with them. Drop or "
+            "fill the missing rows in this model's data (the same rows in every model)."
+        )
+
+
 def _diagnostics(idata) -> dict:
-    from pymc_tempering.diagnostics import round_trips, swap_rates
+    from pymc_tempering.diagnostics.barrier import swap_rates
+    from pymc_tempering.diagnostics.round_trip import round_trips
 
     swaps = swap_rates(idata).swap_accept
     return {
@@ -133,10 +153,8 @@ def _diagnostics(idata) -> dict:
 def _chain_traces(model, settings) -> dict:
     """``pm.sample``'s ``trace`` argument: PyMC's NDArray traces whose point function (the
     recorded variables from the value variables) is compiled once per model, not once per
-    chain as PyMC does (inside :func:`pymc_tempering.step_methods._compile.shared.sharing`
-    also shared with earlier models of the same structure, like the density); the same
-    recorded values. Empty where the settings choose the recorded variables or the backend
-    themselves."""
+    chain as PyMC does; the same recorded values. Empty where the settings choose the
+    recorded variables or the backend themselves."""
     if "trace" in settings or "var_names" in settings:
         return {}
     from pymc_tempering.selection._chain_trace import ChainTrace
@@ -151,15 +169,7 @@ def _chain_traces(model, settings) -> dict:
 def _quick_graphs():
     """A model's set-up without a creation stack kept on each new PyTensor variable
     (``traceback__limit=0``: about 20% of building a model's graphs; PyTensor's messages then
-    lack the "Backtrace when the node is created" lines).
-
-    Compiled functions shared between models of one structure
-    (:func:`pymc_tempering.step_methods._compile.shared.sharing`, ~0.5 s less CPU for every
-    model whose structure an earlier model in the process had) stay off here: with them on,
-    a quiet ``benchmarks/bench_scale.py --models 64`` run (2026-11-24) gave 42 of 64 models
-    whose stats differed between 1 and 2 workers at rounding level (accept probabilities
-    ~1e-12, scalings ~1e-14), and the table must be the same on any number of workers. The
-    cause is not known (see :mod:`pymc_tempering.step_methods._compile.shared`)."""
+    lack the "Backtrace when the node is created" lines)."""
     import pytensor
 
     with pytensor.config.change_flags(traceback__limit=0):
@@ -207,7 +217,7 @@ def _sample(task: ModelTask, model):
     """``marginal_likelihood`` on ``model``, quietly: PyMC's log and our warnings (the result
     keeps their text; ``compare_evidence`` repeats it with the model's name). An interrupted
     run raises KeyboardInterrupt and is never returned as finished."""
-    from pymc_tempering.evidence import EvidenceWarning
+    from pymc_tempering.evidence.checks import EvidenceWarning
     from pymc_tempering.evidence.runner import marginal_likelihood
 
     logger = logging.getLogger("pymc")

@@ -16,9 +16,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from pymc_tempering.evidence import ESTIMATORS
 from pymc_tempering.evidence.compare import compare_evidence
 from pymc_tempering.evidence.methods import DEFAULT_METHOD, resolve_methods
+from pymc_tempering.evidence.tempered import ESTIMATORS
 from pymc_tempering.selection._progress import ModelProgress
 from pymc_tempering.selection._store import ModelStore, model_key, settings_digest
 from pymc_tempering.selection._worker import ModelTask, _build, model_seed, run_model
@@ -216,74 +216,40 @@ def compare_models(
 ):
     r"""Estimate the evidence of many models and rank them: one call, any executor, resumable.
 
-    Every model runs :func:`pymc_tempering.marginal_likelihood` (ExchangeMC, then thermodynamic
-    integration and stepping stone) with ``cores=1``, and the results go through
-    :func:`pymc_tempering.compare_evidence`.
+    The promise: every model runs :func:`pymc_tempering.marginal_likelihood` (``cores=1``, a
+    seed from ``random_seed`` and its name) and the table is
+    :func:`pymc_tempering.compare_evidence`'s, the same on any executor, number of workers or
+    order of ``models``. A model that fails (or whose data PyMC would impute) is a row with
+    its ``error``, never a crash.
 
     Parameters
     ----------
     models : dict of {str: pm.Model or callable}
-        Per name, a model or a zero-argument function that builds one. With an executor each is
-        pickled (cloudpickle) to reach the worker; a model that cannot be is refused with a
-        ValueError naming it: pass a builder function instead.
+        Per name, a model or a zero-argument builder (pickled with cloudpickle for an
+        executor; a model that cannot be is refused, naming it: pass a builder).
     executor : concurrent.futures.Executor, optional
-        Where the models run: ``dask.distributed.Client(...).get_executor()`` (a
-        ``LocalCluster``, dask-jobqueue, Kubernetes: the same code), ``ProcessPoolExecutor``
-        (prefer the ``"spawn"`` or ``"forkserver"`` context: a forked worker inherits the parent's
-        PyTensor compile directory), ... Default: this process, one model after another. In a
-        worker process PyTensor compiles into a directory of its own under
-        ``<base_compiledir>/pymc_tempering-workers/``, kept for the next run.
+        Dask's ``Client.get_executor()``, ``ProcessPoolExecutor`` ("spawn"), ...; default this
+        process. Each worker process compiles into a directory of its own.
     store : str or Path, optional
-        A directory. Every finished model is written there at once (its DataTree, with the
-        evidence as group ``evidence``: ``xr.open_datatree(table.file[name])``), keyed by a
-        hash of its graph, data, name, the settings, ``random_seed`` and the package versions. A
-        rerun loads what it finds (``from_store``) and runs only the rest, so an interrupted
-        run (KeyboardInterrupt, a killed process, a lost worker) loses no finished model; a
-        changed model, datum or setting is run afresh. Failed models are not stored (they are
-        tried again). On a cluster the directory must be visible to every worker.
+        A directory where each finished model is written at once, keyed by its graph, data,
+        name, the settings, ``random_seed`` and the versions; a rerun loads what it finds
+        and runs the rest. On a cluster every worker must see it.
     random_seed : int, optional
-        Each model's seed is derived from it and the model's name (SHA-256 and
-        ``np.random.SeedSequence``), never from scheduling: the table is the same bit for bit
-        with any executor, number of workers or order of ``models``. ``None`` draws one;
-        ``table.attrs["random_seed"]`` says which.
+        ``None`` draws one; ``table.attrs["random_seed"]`` says which.
     progressbar : bool, default True
-        A bar over models: done (and how many came from the store) / running / failed,
-        elapsed and remaining time.
     model_prior : dict of {str: float}, optional
         Prior model probabilities, as in :func:`compare_evidence`.
     method : {"ti", "ss", "bar", "mbar"}, default "ti"
-        Which estimate ranks the models (full names work too; ``estimator=`` is its former
-        name). TI and SS are always computed; "bar" or "mbar" is computed as well when named.
+        The estimate that ranks the models (``estimator=``: its former name).
     **marginal_likelihood_kwargs
-        ``n_rungs``, ``draws``, ``tune``, ``chains``, ``step_kwargs``, ... of
-        :func:`marginal_likelihood` (its defaults otherwise), the same for every model.
+        The same :func:`marginal_likelihood` arguments for every model.
 
     Returns
     -------
     pandas.DataFrame
-        :func:`compare_evidence`'s columns (``rank``, ``log_marginal_likelihood``, ``mcse``,
-        ``log_bayes_factor``, its ``_mcse``, ``model_probability``, its ``_mcse``, ``method``,
-        ``warning``: the EvidenceWarnings' text), then per model ``ess`` (of the estimate),
-        ``min_swap_accept`` (the lowest swap acceptance of any rung pair: near 0 means the
-        ladder is cut in two), ``round_trips`` (summed over chains), ``wall_time`` (seconds, in
-        its worker), ``error`` (``""``, or why the model failed), ``from_store`` and ``file``
-        (its store file, ``""`` without a store). Failed models come last with NaN estimates
-        and a NA rank. ``attrs``: ``random_seed``, ``timings`` and ``workers`` (per model: pid,
-        host and PyTensor compile directory).
-
-    Warns
-    -----
-    EvidenceWarning
-        Once per model whose estimate should not be trusted, naming it (by compare_evidence).
-    UserWarning
-        When models failed: the others' probabilities leave them out.
-
-    Examples
-    --------
-    >>> from dask.distributed import Client, LocalCluster                  # doctest: +SKIP
-    >>> with LocalCluster(n_workers=2, threads_per_worker=1) as cluster, Client(cluster) as c:
-    ...     table = pmt.compare_models({"b=0.1": build_01, "b=1": build_1},  # doctest: +SKIP
-    ...                                executor=c.get_executor(), store="runs/", random_seed=1)
+        :func:`compare_evidence`'s columns, then ``ess``, ``min_swap_accept``,
+        ``round_trips``, ``wall_time``, ``error``, ``from_store`` and ``file``; failed models
+        last (NaN estimates, NA rank). ``attrs``: ``random_seed``, ``timings``, ``workers``.
     """
     settings = dict(marginal_likelihood_kwargs)
     estimator = ranking_estimator(method, estimator, settings)

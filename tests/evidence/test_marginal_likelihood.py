@@ -238,3 +238,45 @@ def test_the_default_explorer_is_independent_where_it_was_measured(monkeypatch):
         warnings.simplefilter("ignore", pmt.EvidenceWarning)
         marginal_likelihood(model, random_seed=1, **(SMALL | {"draws": 50, "tune": 60}), **QUIET)
     assert seen == ["independent"]
+
+
+# --- errors that name the argument or the data, and the fix (issue 33) -------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"chains": 0}, r"`chains` must be a whole number >= 1.*got 0; e.g. chains=8"),
+        ({"draws": -10}, r"`draws` must be a whole number >= 1.*got -10"),
+        ({"draws": 0}, r"`draws` must be a whole number >= 1.*got 0"),
+        ({"draws": 2.5}, r"`draws` must be a whole number >= 1.*got 2.5"),
+        ({"draws": True}, r"`draws` must be a whole number"),
+        ({"tune": -1}, r"`tune` must be a whole number >= 0"),
+    ],
+)
+def test_bad_counts_name_the_argument(kwargs, match):
+    """Refused before anything is compiled or sampled (PyMC's own messages, or a
+    ZeroDivisionError for chains=0, came from deep inside)."""
+    model = targets.lecture_model(targets.lecture_data())
+    with pytest.raises(ValueError, match=match):
+        marginal_likelihood(model, **kwargs)
+
+
+def test_no_model_another_object_or_an_empty_model_name_the_fix():
+    with pytest.raises(TypeError, match=r"`model` must be a pm.Model, got str 'foo'"):
+        marginal_likelihood("foo")
+    with pytest.raises(TypeError, match=r"no model on the context stack.*`model=`"):
+        marginal_likelihood()
+    with pytest.raises(ValueError, match="the model has no free variables"):
+        marginal_likelihood(pm.Model())
+
+
+def test_infinite_observed_data_are_named_not_the_starting_point():
+    """inf in the data makes every log-likelihood -inf: the message names the observed
+    variable and says to fix the data; it does not suggest `initvals=`, which cannot help."""
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 1.0)
+        pm.Normal("x", mu, 1.0, observed=np.r_[targets.lecture_data(), np.inf, -np.inf])
+    with pytest.raises(ValueError, match=r"non-finite.*'x': 2.*Remove or fix") as raised:
+        marginal_likelihood(model)
+    assert "initval" not in str(raised.value)

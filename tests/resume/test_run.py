@@ -145,6 +145,9 @@ from helpers import assert_same_run
 import pymc_tempering as pmt
 sys.path.insert(0, {tests!r})
 from test_run import small_model
+# Python's own Ctrl-C handler, whatever was inherited: a shell's background job starts with
+# SIGINT ignored, and the signal below would then be dropped
+signal.signal(signal.SIGINT, signal.default_int_handler)
 def stop(trace, draw):  # a real SIGINT to this process after 150 post-tuning draws
     if not draw.tuning and draw.draw_idx == 150 + 30 and draw.chain == 0:
         os.kill(os.getpid(), signal.SIGINT)
@@ -194,3 +197,17 @@ def test_an_interrupted_run_is_kept_and_continues_as_one_long_run(tmp_path, core
             {g: full[g].to_dataset().isel(chain=kept) for g in ("posterior", "sample_stats")}
         )
     assert_same_run(full, joined)
+
+
+def test_bad_draws_and_a_missing_model_name_the_fix():
+    """continue_sampling(draws=-5) and a DataTree continued outside a model context without
+    `model=` (e.g. read back from a file) say which argument to pass, before sampling."""
+    with small_model():
+        idata = pm.sample(20, tune=10, step=pmt.MALA(), chains=1, random_seed=1, **QUIET)
+    for draws in (-5, 0, 2.5):
+        with pytest.raises(ValueError, match=r"`draws`.*whole number >= 1"):
+            continue_sampling(idata, draws, model=small_model())
+    with pytest.raises(TypeError, match=r"no model on the context stack.*`model=`"):
+        continue_sampling(idata, 10)
+    with pytest.raises(TypeError, match="`model` must be a pm.Model"):
+        continue_sampling(idata, 10, model="small_model")

@@ -6,6 +6,7 @@ import warnings
 
 import netCDF4
 import numpy as np
+import pymc as pm
 import pytest
 import selection_models as sm
 import xarray as xr
@@ -101,3 +102,26 @@ def test_read_back_run_gives_same_evidence_and_continues(sampled, tmp_path):
         longer_back = continue_sampling(back, 20, model=model, progressbar=False)
     np.testing.assert_array_equal(longer.posterior.mu.values, longer_back.posterior.mu.values)
     assert longer.posterior.sizes["draw"] == SETTINGS["draws"] + 20
+
+
+def test_key_changes_with_the_seed_and_with_pm_data_values():
+    """A rerun with another random_seed, or after pm.set_data, must not be served the stored
+    result: its key differs. The same model, name, settings and seed give the same key."""
+    from pymc_tempering.selection._store import model_key, settings_digest
+
+    def model_with_data():
+        with pm.Model() as model:
+            data = pm.Data("data", sm.X_OBS)
+            mu = pm.Normal("mu", 0.0, 1.0)
+            pm.Normal("x", mu, 1.0, observed=data)
+        return model
+
+    digest = settings_digest(SETTINGS)
+    model = model_with_data()
+    key = model_key(model, "m", digest, 1)
+    assert model_key(model_with_data(), "m", digest, 1) == key
+    assert model_key(model, "m", digest, 2) != key  # another seed
+    assert model_key(model, "m", digest, None) != key
+    with model:
+        pm.set_data({"data": sm.X_OBS + 1.0})  # the same graph, other data values
+    assert model_key(model, "m", digest, 1) != key

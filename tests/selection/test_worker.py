@@ -10,7 +10,6 @@ import pymc as pm
 from pymc_tempering import marginal_likelihood
 from pymc_tempering.evidence import EvidenceWarning
 from pymc_tempering.selection._worker import ModelTask, run_model
-from pymc_tempering.step_methods._compile import shared
 
 SETTINGS = {"n_rungs": 6, "draws": 30, "tune": 30, "chains": 2}
 RNG = np.random.default_rng(5)
@@ -35,7 +34,6 @@ def test_worker_records_what_a_plain_run_records(tmp_path):
     stored = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvidenceWarning)
-        shared.clear()
         for i, (x, y) in enumerate(data):
             task = ModelTask(f"m{i}", lambda x=x, y=y: regression(x, y), f"k{i}", 7 + i, SETTINGS,
                              store=str(tmp_path))  # fmt: skip

@@ -1,9 +1,11 @@
-"""Checks of a model before anything is compiled: all free variables given, proper priors,
-likelihood terms, and which observations are minibatched (``pm.Minibatch``, ``total_size``)."""
+"""Checks of a model before anything is compiled: a model given, all free variables given,
+proper priors, finite observed data, likelihood terms, and which observations are minibatched
+(``pm.Minibatch``, ``total_size``). Each error names the argument or the data and the fix."""
 
 import numpy as np
 from pymc.data import MinibatchOp
 from pymc.distributions.continuous import FlatRV, HalfFlatRV
+from pymc.model import Model, modelcontext
 from pymc.variational.minibatch_rv import MinibatchRandomVariable
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import applys_between, graph_inputs
@@ -11,6 +13,9 @@ from pytensor.graph.traversal import applys_between, graph_inputs
 from pymc_tempering._util.fingerprint import model_logp_graphs
 
 __all__ = [
+    "resolve_model",
+    "check_observed_finite",
+    "imputed_observations",
     "check_all_free",
     "improper_priors",
     "has_likelihood",
@@ -21,6 +26,67 @@ __all__ = [
     "minibatched_observations",
     "refuse_minibatch",
 ]
+
+
+def resolve_model(model, what: str) -> Model:
+    """``model``, or the model on the context stack where it is None; a TypeError naming
+    ``model=`` and the fix where there is neither, or ``model`` is not a ``pm.Model``, and a
+    ValueError for a model without free variables (nothing to sample or integrate)."""
+    if model is not None and not isinstance(model, Model):
+        raise TypeError(
+            f"{what}: `model` must be a pm.Model, got {type(model).__name__} {model!r:.60}. "
+            f"Build the model in a `with pm.Model() as model:` block and pass it as "
+            f"{what}(model) (or call {what} inside that block)."
+        )
+    try:
+        model = modelcontext(model)
+    except TypeError:
+        raise TypeError(
+            f"{what} needs the model: there is no model on the context stack. Pass it as "
+            f"`model=` (e.g. a DataTree read back from a file has no model attached), or call "
+            f"{what} inside `with model:`."
+        ) from None
+    if not model.free_RVs:
+        raise ValueError(
+            f"{what}: the model has no free variables (no prior to sample or integrate over). "
+            "Add the parameters to the model (e.g. mu = pm.Normal('mu', 0, 1)) before calling it."
+        )
+    return model
+
+
+def check_observed_finite(model, what: str) -> None:
+    """Raise a ValueError naming the observed variables whose data hold ``inf`` (or NaN left
+    after PyMC's imputation, e.g. in ``pm.Data``): every log-likelihood would be ``-inf``."""
+    bad = {}
+    for rv in model.observed_RVs:
+        values = np.asarray(model.rvs_to_values[rv].eval())
+        if values.dtype.kind in "fc":
+            n_bad = int(np.count_nonzero(~np.isfinite(values)))
+            if n_bad:
+                bad[rv.name] = n_bad
+    if bad:
+        counts = ", ".join(f"{name!r}: {n}" for name, n in bad.items())
+        raise ValueError(
+            f"{what}: the observed data hold non-finite values (inf or NaN; count per observed "
+            f"variable: {counts}), where the log-likelihood is -inf for every parameter value, "
+            "so no starting point or sampler setting can help. Remove or fix those rows of the "
+            "data (e.g. data[np.isfinite(data)]) and build the model again."
+        )
+
+
+def imputed_observations(model) -> dict[str, int]:
+    """Per observed variable whose data held missing values (NaN, masked), the number that
+    PyMC imputes: it splits ``y`` into ``y_observed``, a free ``y_unobserved`` and a
+    Deterministic ``y`` (``pm.Model.make_obs_var``), so the likelihood covers fewer points."""
+    free = {rv.name: rv for rv in model.free_RVs}
+    deterministics = {rv.name for rv in model.deterministics}
+    out = {}
+    for rv in model.observed_RVs:
+        base = rv.name.removesuffix("_observed")
+        missing = free.get(f"{base}_unobserved")
+        if base != rv.name and missing is not None and base in deterministics:
+            out[base] = int(np.prod(missing.shape.eval()))
+    return out
 
 
 def check_all_free(model, vars, sampler: str):
