@@ -73,12 +73,11 @@ def prior_spread_beta_min(prior_loglik, margin=PRIOR_SPREAD_MARGIN, bounds=PRIOR
 
     The power posterior leaves the prior where :math:`\beta\,\mathrm{sd}_0(\ell)` nears 1
     (:math:`E_\beta[\ell] = E_0[\ell] + \beta\,\mathrm{Var}_0(\ell) + O(\beta^2)`); below
-    that, rungs add almost nothing to the estimators' variance (on radiata pine and the 10-D
-    two-mode target of ``benchmarks/bench_evidence_smc.py``, rungs below
-    :math:`\beta\,\mathrm{sd}_0 = 2^{-4}` carried under 0.1% of TI's MCSE squared). This
-    returns ``margin / sd_0`` rounded down to a power of 2 and clipped to ``bounds``: with
-    the default ``2**-10`` the interval ``[0, beta_min]``, which the estimators take from the
-    ``beta = 0`` and ``beta_min`` rungs as before, lies where :math:`E_\beta[\ell]` is its
+    that, rungs add almost nothing to the estimators' variance
+    (docs/decisions/070-beta-min-auto.md). This returns ``margin / sd_0`` rounded down to a
+    power of 2 and clipped to ``bounds``: with the default ``2**-10`` the interval
+    ``[0, beta_min]``, which the estimators take from the ``beta = 0`` and ``beta_min`` rungs
+    as before, lies where :math:`E_\beta[\ell]` is its
     cumulant expansion, and the corrected trapezoid's error there is
     :math:`\beta_{\min}^5 \kappa_5 / 720 = \gamma_5 2^{-50} / 720` (:math:`\kappa_5` the
     fifth cumulant of :math:`\ell` under the prior, :math:`\gamma_5` its standardised form).
@@ -121,11 +120,9 @@ def evidence_n_rungs(beta_min, rungs_per_octave=RUNGS_PER_OCTAVE) -> int:
     """Rungs of an :func:`evidence_ladder` from ``beta_min`` at ``rungs_per_octave`` rungs per
     halving of beta (the ``beta = 0`` rung included; at least 3).
 
-    Denser rungs where the power posterior moves cut the variance per draw but slow the
-    replicas' round trips: at 256 rungs from ``2**-16`` the egg box's replicas made 7.2 round
-    trips per chain instead of 10.5 from ``2**-30``, and a slow drift escaped the MCSE
-    (coverage 0.80 over 20 seeds). At the density of the old default the ladder above
-    ``beta_min`` is the old one, with the rungs below dropped.
+    Denser rungs cut the variance per draw but slow the replicas' round trips, and a slow
+    drift then escapes the MCSE (docs/decisions/070-beta-min-auto.md). At the density of the
+    old default the ladder above ``beta_min`` is the old one, with the rungs below dropped.
 
     Examples
     --------

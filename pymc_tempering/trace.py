@@ -4,6 +4,10 @@ PyMC stores array-valued sampler stats with dims ``<stat>_dim_0``; this module i
 that knows those raw names and turns them into ``rung`` / ``rung_pair`` dims with a ``beta``
 coordinate. It is also the one reader of a DataTree's groups (:func:`group`) and of SGLD's
 noise stats (:func:`sgld_stats`), so the analysis modules never index raw stat names.
+
+ExchangeMC's stat schema (:data:`EXCHANGE_STATS`) is declared here, once: the sampler emits
+what it says (:mod:`pymc_tempering.step_methods.exchange.stats`) and the readers, which import
+no step method, read it.
 """
 
 import numpy as np
@@ -16,17 +20,38 @@ __all__ = [
     "one_chain",
     "chains",
     "per_chain",
+    "EXCHANGE_STATS",
+    "LADDER_STAT",
     "RUNG_STATS",
     "PAIR_STATS",
+    "EVIDENCE_LADDER_STAT",
     "SGLD_NOISE_STATS",
+    "evidence_ladder_run",
     "group",
     "stat",
     "relabel_sample_stats",
     "sgld_stats",
 ]
 
-RUNG_STATS = ("rung_loglik", "rung_accept", "rung_scaling", "rung_replica")
-PAIR_STATS = ("swap_accept", "swap_accepted")
+LADDER_STAT = "betas"  # the ladder of each draw: one beta per rung
+RUNG_STATS = ("rung_loglik", "rung_accept", "rung_scaling", "rung_replica")  # one per rung
+PAIR_STATS = ("swap_accept", "swap_accepted")  # one per neighbouring pair of rungs
+# True on every draw of a run whose ladder tuning re-placed the rungs for the evidence
+# (ladder="adaptive", ladder_objective="evidence"): the evidence readers' caveat
+EVIDENCE_LADDER_STAT = "evidence_ladder"
+#: ExchangeMC's sampler stats as PyMC's ``stats_dtypes_shapes``; ``(object, None)`` is an
+#: array per draw, stored with the raw dim ``<name>_dim_0`` (:func:`tempering_dataset`
+#: relabels it). The class docstring of ``pmt.ExchangeMC`` says what each one holds.
+EXCHANGE_STATS = {
+    "tune": (bool, []),
+    "accept": (np.float64, []),
+    "accepted": (np.float64, []),
+    "scaling": (np.float64, []),
+    "swap_rate": (np.float64, []),
+    "round_trips": (np.int64, []),
+    EVIDENCE_LADDER_STAT: (bool, []),
+    **{name: (object, None) for name in (LADDER_STAT, *RUNG_STATS, *PAIR_STATS)},
+}
 SGLD_NOISE_STATS = ("step_size", "sampling_threshold", "grad_noise_var", "injected_noise_var")
 
 _EXPECTED = (
@@ -102,13 +127,13 @@ def tempering_dataset(data) -> xr.Dataset:
     stats = _sample_stats(data)
     if _is_relabelled(stats):  # this function's output, or add_tempering_group's sample_stats
         return stats[[name for name in (*RUNG_STATS, *PAIR_STATS) if name in stats]]
-    if "rung_loglik" not in stats or "betas" not in stats:
+    if "rung_loglik" not in stats or LADDER_STAT not in stats:
         raise ValueError(
             "No tempering traces (`rung_loglik`, `betas`) in these sample stats. They come from "
             "pm.sample(step=pmt.ExchangeMC(...)); sample with ExchangeMC, or use "
             "pmt.marginal_likelihood(model) which does it for you."
         )
-    betas_trace = np.asarray(stats["betas"].values, dtype=float)  # (chain, draw, rung)
+    betas_trace = np.asarray(stats[LADDER_STAT].values, dtype=float)  # (chain, draw, rung)
     if not np.allclose(betas_trace, betas_trace[:, :1], equal_nan=True):
         raise ValueError(
             "The ladder changes between recorded draws of a chain; pass only post-tuning "
@@ -181,8 +206,9 @@ def per_chain(function, ds: xr.Dataset) -> xr.Dataset:
     for one in chains(ds):
         part = function(one)
         parts.append(part.squeeze("chain", drop=True) if "chain" in part.dims else part)
-    out = xr.concat(parts, dim="chain", data_vars="all", coords="different", join="outer",
-                    compat="equals").assign_coords(chain=ds["chain"].values)  # fmt: skip
+    out = xr.concat(
+        parts, dim="chain", data_vars="all", coords="different", join="outer", compat="equals"
+    ).assign_coords(chain=ds["chain"].values)
     out.attrs = {**parts[0].attrs, "per_chain_ladders": True}
     if "n_chains" in out.attrs:
         out.attrs["n_chains"] = ds.sizes["chain"]
@@ -200,7 +226,7 @@ def relabel_sample_stats(stats: xr.Dataset, ds: xr.Dataset) -> xr.Dataset:
     ``ds`` is :func:`tempering_dataset` of the same stats: only its rungs are kept, and its
     ``beta`` coordinates are added.
     """
-    raw = [n for n in ("betas", *RUNG_STATS, *PAIR_STATS) if _raw_dim(n) in stats.dims]
+    raw = [n for n in (LADDER_STAT, *RUNG_STATS, *PAIR_STATS) if _raw_dim(n) in stats.dims]
     relabelled = stats.drop_dims([_raw_dim(n) for n in raw])
     for name in raw:
         dim = "rung_pair" if name in PAIR_STATS else "rung"
@@ -211,6 +237,17 @@ def relabel_sample_stats(stats: xr.Dataset, ds: xr.Dataset) -> xr.Dataset:
     if state in relabelled.dims:
         relabelled = relabelled.rename_dims({state: "sampling_state_byte"})
     return relabelled.assign_coords(ds.coords)
+
+
+def evidence_ladder_run(data) -> bool | None:
+    """Whether ExchangeMC re-placed the ladder for the evidence in ``data`` (any input
+    :func:`tempering_dataset` takes but its output), from the stat
+    :data:`EVIDENCE_LADDER_STAT`; ``None`` where the stats do not have it (another sampler, or
+    a run recorded before the stat existed)."""
+    stats = _sample_stats(data)
+    if EVIDENCE_LADDER_STAT not in stats:
+        return None
+    return bool(np.any(stats[EVIDENCE_LADDER_STAT].values))
 
 
 def group(data, name: str, sampler: str = "pmt.SGLD") -> xr.Dataset | None:

@@ -142,3 +142,32 @@ def test_a_shared_ladder_has_one_beta_and_a_moving_one_is_refused():
     moving["betas"][0, 1, 1] = 0.4
     with pytest.raises(ValueError, match="ladder changes between recorded draws"):
         tempering_dataset(moving)
+
+
+# -- ExchangeMC's stat schema, declared once here ------------------------------------------------
+def test_the_sampler_emits_the_schema_declared_here(idata):
+    """ExchangeMC's stats are EXCHANGE_STATS (plus the resume checkpoint), and the DataTree
+    has each with its declared kind: per draw, per rung or per pair."""
+    from pymc_tempering.resume.checkpoint import STATE_STAT
+    from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
+    from pymc_tempering.trace import EXCHANGE_STATS, LADDER_STAT, PAIR_STATS, RUNG_STATS
+
+    assert ExchangeMC.stats_dtypes_shapes == {**EXCHANGE_STATS, STATE_STAT: (object, None)}
+    stats = idata.sample_stats
+    # PyMC records `tune` as the split into warmup_sample_stats, not as a variable
+    assert set(stats.data_vars) == set(EXCHANGE_STATS) - {"tune"} | {STATE_STAT}
+    for name in (LADDER_STAT, *RUNG_STATS):
+        assert stats[name].sizes[f"{name}_dim_0"] == 8, name
+    for name in PAIR_STATS:
+        assert stats[name].sizes[f"{name}_dim_0"] == 7, name
+    assert stats["evidence_ladder"].dtype == bool
+
+
+def test_evidence_ladder_run_reads_the_stat(idata):
+    from pymc_tempering.trace import evidence_ladder_run
+
+    assert evidence_ladder_run(idata) is False
+    stats = idata.sample_stats.to_dataset()
+    flagged = stats.assign(evidence_ladder=xr.ones_like(stats["evidence_ladder"]))
+    assert evidence_ladder_run(flagged) is True
+    assert evidence_ladder_run(stats.drop_vars("evidence_ladder")) is None

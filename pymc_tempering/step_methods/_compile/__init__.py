@@ -11,9 +11,10 @@ the log prior, ``model.datalogp`` (observed variables and Potentials) the log-li
 - :mod:`.prior`: forward samplers of the prior in value space;
 - :mod:`.tempered`: ExchangeMC's ``(logprior, loglik)`` batched over rungs, with gradients;
 - :mod:`.gradients`: the tempered log density and gradient of the Langevin samplers, value and
-  gradient for the optimisers;
+  gradient for the optimisers, the Hessian for Laplace;
 - :mod:`.minibatch`: SGLD's minibatch gradients;
 - :mod:`.bridge`: the batched joint log density for bridge sampling;
+- :mod:`.loglik`: the log-likelihood of a run's posterior draws (one-temperature WBIC, LLC);
 - :mod:`.points`: flat vectors from named points;
 - :mod:`.trace`: the point function of PyMC's trace, once per model;
 - :mod:`.shared`: compiled functions shared between models of one structure (opt-in).
@@ -37,10 +38,12 @@ from pymc_tempering.step_methods._compile.discrete import (
     discrete_variables,
 )
 from pymc_tempering.step_methods._compile.gradients import (
+    compile_logp_hessian,
     compile_tempered_logp_dlogp,
     compile_value_and_grad,
     nonfinite_start_message,
 )
+from pymc_tempering.step_methods._compile.loglik import draws_loglik, flat_draws
 from pymc_tempering.step_methods._compile.minibatch import (
     MinibatchGradients,
     compile_minibatch_gradients,
@@ -59,6 +62,7 @@ __all__ = [
     "check_all_free",
     "check_minibatch_model",
     "compile_batched_logp",
+    "compile_logp_hessian",
     "compile_minibatch_gradients",
     "compile_tempered_density",
     "compile_tempered_logp_dlogp",
@@ -67,6 +71,8 @@ __all__ = [
     "DiscreteVariable",
     "compile_discrete_supports",
     "discrete_variables",
+    "draws_loglik",
+    "flat_draws",
     "flat_point_map",
     "has_likelihood",
     "improper_priors",

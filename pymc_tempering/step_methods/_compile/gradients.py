@@ -1,6 +1,6 @@
 """Gradients: the tempered log density and its gradient for the Langevin samplers, the value
-and gradient of any model term for the optimisers (Laplace, BIC), and the message naming what
-is not finite at a start point."""
+and gradient of any model term for the optimisers (Laplace, BIC), the Hessian at the mode
+(Laplace), and the message naming what is not finite at a start point."""
 
 import warnings
 
@@ -9,7 +9,12 @@ import pytensor.tensor as pt
 from pymc.pytensorf import compile, join_nonshared_inputs
 from pymc.vartypes import discrete_types
 
-__all__ = ["compile_value_and_grad", "compile_tempered_logp_dlogp", "nonfinite_start_message"]
+__all__ = [
+    "compile_value_and_grad",
+    "compile_logp_hessian",
+    "compile_tempered_logp_dlogp",
+    "nonfinite_start_message",
+]
 
 
 def compile_value_and_grad(model, output):
@@ -17,6 +22,12 @@ def compile_value_and_grad(model, output):
     variables (for the optimisers behind the Laplace and BIC approximations)."""
     (out,), flat = join_nonshared_inputs(model.initial_point(), [output], model.value_vars)
     return compile([flat], [out, pt.grad(out, flat)], on_unused_input="ignore")
+
+
+def compile_logp_hessian(model):
+    """``f(point) -> d2 logp / dx2`` of the model's joint log density, Jacobians included,
+    on a point dict of value variables (PyMC's ``model.compile_d2logp``, not negated)."""
+    return model.compile_d2logp(jacobian=True, negate_output=False)
 
 
 def compile_tempered_logp_dlogp(model, vars, initial_point, beta, compile_kwargs=None, sampler=""):

@@ -222,8 +222,7 @@ def _compile_scores(model, vars, initial_point, g: _Graphs, idx, mb: _Minibatch,
     [per_row], flat = join_nonshared_inputs(initial_point, [per_row], vars, g.shared)
     per_row = graph_replace(per_row, _rows_replacement([per_row], idx), strict=False)
     per_row = per_row * (mb.batch_size / float(mb.total_size))
-    fn = compile([flat, idx], jacobian(per_row, flat, vectorize=True), random_seed=False,
-                 **kwargs)  # fmt: skip
+    fn = compile([flat, idx], jacobian(per_row, flat, vectorize=True), random_seed=False, **kwargs)
     fn.trust_input = True
     return fn
 
@@ -257,23 +256,37 @@ def compile_minibatch_gradients(
     # sigmoid); the exact rewrites of the batched densities cut that extra cost by half
     with_logp_kwargs = {**compile_kwargs, "mode": with_switch_sinking(compile_kwargs.get("mode"))}
     grads_fn, updates = compile(
-        [g.flat], [g.grad_logprior, g.grad_loglik, g.logp], random_seed=False,
-        return_updates=True, **with_logp_kwargs,
-    )  # fmt: skip
+        [g.flat],
+        [g.grad_logprior, g.grad_loglik, g.logp],
+        random_seed=False,
+        return_updates=True,
+        **with_logp_kwargs,
+    )
     grads_fn.trust_input = True
     raveled = DictToArrayBijection.map({v.name: initial_point[v.name] for v in vars})
-    common = dict(rngs=list(updates), point_map_info=raveled.point_map_info,
-                  n_params=int(raveled.data.size), shared=g.shared, dtype=g.flat.dtype)  # fmt: skip
+    common = dict(
+        rngs=list(updates),
+        point_map_info=raveled.point_map_info,
+        n_params=int(raveled.data.size),
+        shared=g.shared,
+        dtype=g.flat.dtype,
+    )
 
     nodes = minibatch_nodes([g.loglik])
     if not nodes:
         n_rows = _full_data_rows(model)
         scaled = [rv for rv in model.observed_RVs if is_scaled(rv)]
         return MinibatchGradients(
-            grads_fn, None, None, None, minibatched=False,
-            total_size=total_size(scaled[0]) if scaled else n_rows, batch_size=n_rows,
-            n_rows=n_rows, **common,
-        )  # fmt: skip
+            grads_fn,
+            None,
+            None,
+            None,
+            minibatched=False,
+            total_size=total_size(scaled[0]) if scaled else n_rows,
+            batch_size=n_rows,
+            n_rows=n_rows,
+            **common,
+        )
     mb = _minibatch(model, nodes)
     idx = pt.vector("rows", dtype="int64", shape=(mb.batch_size,))
     return MinibatchGradients(
@@ -281,6 +294,9 @@ def compile_minibatch_gradients(
         _compile_indexed(g, idx, compile_kwargs),
         _compile_scores(model, vars, initial_point, g, idx, mb, compile_kwargs),
         _compile_control_variates(g, with_logp_kwargs),
-        minibatched=True, total_size=mb.total_size, batch_size=mb.batch_size,
-        n_rows=mb.n_rows, **common,
-    )  # fmt: skip
+        minibatched=True,
+        total_size=mb.total_size,
+        batch_size=mb.batch_size,
+        n_rows=mb.n_rows,
+        **common,
+    )

@@ -99,9 +99,11 @@ def compile_tempered_density(
     elif shared.enabled():
         key = (*key, "lifted")  # another function than outside shared.sharing()
     return cached(
-        model, key, graphs,
+        model,
+        key,
+        graphs,
         lambda: _compile(model, vars, initial_point, graphs, compile_kwargs, gradient, key),
-    )  # fmt: skip
+    )
 
 
 def _compile(model, vars, initial_point, graphs, compile_kwargs, gradient, key):
@@ -118,9 +120,11 @@ def _compile(model, vars, initial_point, graphs, compile_kwargs, gradient, key):
         # functions (:mod:`.shared`)
         data, values, lifted = shared.lift_data([logprior, loglik])
         batched, batched_grad = shared.shared_compiled(
-            key, [flat, *data], lifted,
+            key,
+            [flat, *data],
+            lifted,
             lambda: _compile_batched(flat, data, lifted, compile_kwargs, gradient),
-        )  # fmt: skip
+        )
         batched = shared.BoundFunction(batched, values)
         if batched_grad is not None:
             batched_grad = shared.BoundFunction(batched_grad, values)
@@ -141,9 +145,15 @@ def _compile(model, vars, initial_point, graphs, compile_kwargs, gradient, key):
     else:
         prior_draw, prior_rngs = compile_prior_draw(model, vars, compile_kwargs)
     return TemperedDensity(
-        single, batched, prior_draw, prior_rngs, point_map_info, n_params, batched_grad,
+        single,
+        batched,
+        prior_draw,
+        prior_rngs,
+        point_map_info,
+        n_params,
+        batched_grad,
         prior_block,
-    )  # fmt: skip
+    )
 
 
 def _compile_batched(flat, data, outputs, compile_kwargs, gradient):

@@ -25,8 +25,10 @@ def compile_trace_function(model):
         return model.compile_fn(
             outs=[pytensor.Out(v, borrow=True) for v in lifted],
             inputs=[pytensor.In(v, borrow=True) for v in [*inputs, *data]],
-            point_fn=False, on_unused_input="ignore", trust_input=True,
-        )  # fmt: skip
+            point_fn=False,
+            on_unused_input="ignore",
+            trust_input=True,
+        )
 
     key = key if shared.enabled() else None  # compiled for this model alone
     fn = shared.BoundFunction(shared.shared_compiled(key, [*inputs, *data], lifted, build), values)

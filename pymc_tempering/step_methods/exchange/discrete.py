@@ -22,6 +22,7 @@ discrete ones), and the swaps exchange whole replicas as before.
 import numpy as np
 
 from pymc_tempering.kernels.discrete import lattice_jump, lattice_log_ratios, tempered_gibbs
+from pymc_tempering.step_methods.exchange.explorers import Explorer
 
 __all__ = ["GIBBS_MAX_STATES", "DiscreteMoves", "Mixed"]
 
@@ -85,16 +86,17 @@ class DiscreteMoves:
         replicas.loglik[moved] = loglik[accept]
 
 
-class Mixed:
+class Mixed(Explorer):
     """An explorer for models with discrete variables: :class:`DiscreteMoves` on every rung,
-    then the continuous explorer's move of the continuous columns (the explorer interface of
-    :mod:`pymc_tempering.step_methods.exchange.explorers`)."""
+    then the continuous explorer's move of the continuous columns (an
+    :class:`~pymc_tempering.step_methods.exchange.explorers.Explorer`)."""
 
-    def __init__(self, continuous, moves):
+    def __init__(self, continuous: Explorer, moves):
         self.continuous = continuous
         self.moves = moves
         self.name = continuous.name
         self.needs_gradient = continuous.needs_gradient
+        self.fits_rungs = continuous.fits_rungs
         self.default_target_accept = continuous.default_target_accept
 
     def init_aux(self, x):

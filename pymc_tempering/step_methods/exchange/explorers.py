@@ -11,20 +11,12 @@ is accepted or swapped (MALA's gradients) go in ``aux``. A discrete explorer (a 
 move per rung) fits the same interface: its proposal is exact (``log_q_ratio`` making the ratio
 the Gibbs one) or a Metropolis move on the integer lattice.
 
-The interface, what :class:`pymc_tempering.step_methods.exchange.sampler.ExchangeMC` calls:
-
-- ``needs_gradient`` (class attribute): compile the batched gradient too;
-- ``default_target_accept(n_params)``: the local acceptance tuning aims for;
-- ``init_aux(x)``: the ``aux`` rows of replicas ``x`` (shape ``(n_rungs, k)``);
-- ``explore(replicas, betas, scales, exact, rng, random, pairs)`` -> ``(proposal, draws,
-  random)``: ``scales`` is the :class:`~pymc_tempering.step_methods.exchange.tuning.ScaleTuning`,
-  ``random`` a
-  buffer of random numbers the explorer may keep in the sampling state (returned updated),
-  ``pairs()`` draws the pairs to propose for swapping (called at the point of the random
-  stream where the explorer wants it, so that a seed gives the same trace as before).
+The interface is :class:`Explorer`, what
+:class:`pymc_tempering.step_methods.exchange.sampler.ExchangeMC` calls; every explorer
+subclasses it, and :data:`EXPLORERS` registers the ones ``explorer=`` names.
 """
 
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -35,6 +27,7 @@ from pymc_tempering.kernels.rules import NONE
 from pymc_tempering.kernels.rwm import optimal_accept
 
 __all__ = [
+    "Explorer",
     "RandomWalk",
     "Langevin",
     "Independent",
@@ -51,6 +44,38 @@ RANDOM_BLOCK_VALUES = 2**16
 NO_PAIRS = np.empty(0, dtype=np.int64)
 
 
+@runtime_checkable
+class Explorer(Protocol):
+    """A local move of every rung at once; what ExchangeMC calls, once per sweep.
+
+    ``explore`` returns a :class:`~pymc_tempering.kernels.fused.Proposal` for all rungs, whose
+    ``log_q_ratio`` makes each rung's Metropolis-Hastings ratio leave its tempered target
+    invariant, and the sweep's random numbers; the sampler then applies the shared accept /
+    swap / round-trip rules (:func:`pymc_tempering.kernels.fused.finish_sweep`).
+    """
+
+    name: str  # the value of ExchangeMC's ``explorer=``
+    needs_gradient: bool  # compile the batched gradient too
+    fits_rungs: bool  # tuning fits per-rung proposals (FittedScaleTuning)
+
+    def default_target_accept(self, n_params: int) -> float:
+        """The local acceptance rate tuning aims for in ``n_params`` continuous dimensions."""
+        ...
+
+    def init_aux(self, x: np.ndarray) -> np.ndarray:
+        """The ``aux`` rows (values travelling with a replica, e.g. MALA's gradients) of
+        replicas ``x``, shape ``(n_rungs, k)``."""
+        ...
+
+    def explore(self, replicas, betas, scales, exact, rng, random, pairs):
+        """``(proposal, draws, random)`` for this sweep. ``scales`` is the
+        :class:`~pymc_tempering.step_methods.exchange.tuning.ScaleTuning`; ``exact`` rung 0's
+        independent prior draw or None; ``random`` a buffer of random numbers kept in the
+        sampling state (returned updated); ``pairs()`` draws the pairs to propose for
+        swapping, called where the explorer's random stream wants it (a seed's trace stays)."""
+        ...
+
+
 class RandomBlock(NamedTuple):
     """Random numbers drawn for several sweeps at once, and the next sweep's position."""
 
@@ -59,12 +84,13 @@ class RandomBlock(NamedTuple):
     pos: int
 
 
-class RandomWalk:
+class RandomWalk(Explorer):
     """Gaussian random-walk Metropolis on every rung: ``x' = x + scaling[l] * scale[l] * z``,
     or with a dense proposal (``scales.chol`` not None) ``x' = x + scaling[l] * L[l] z``."""
 
     name = "rwm"
     needs_gradient = False
+    fits_rungs = False
 
     def __init__(self, density, fixed=None):
         self.density = density
@@ -141,7 +167,7 @@ class RandomWalk:
         return proposal, draws, RandomBlock(random.noise, random.log_u, k + 1)
 
 
-class Langevin:
+class Langevin(Explorer):
     r"""Metropolis-adjusted Langevin on every rung, with the batched gradient.
 
     h-form step with diagonal preconditioner ``scale[l] ** 2``, or with ``scales.chol`` the
@@ -155,6 +181,7 @@ class Langevin:
 
     name = "mala"
     needs_gradient = True
+    fits_rungs = False
 
     def __init__(self, density, fixed=None):
         self.density = density
@@ -198,11 +225,34 @@ class Langevin:
             log_q_ratio = mala_rungs.mala_log_q_ratio(
                 x, proposal[:, cols], grad, prop_grad[:, cols], noise, scale
             )
-        return self._finish(proposal, logprior, loglik, grad_prior, grad_lik, prop_grad,
-                            log_q_ratio, exact, rng, pairs, random)  # fmt: skip
+        return self._finish(
+            proposal,
+            logprior,
+            loglik,
+            grad_prior,
+            grad_lik,
+            prop_grad,
+            log_q_ratio,
+            exact,
+            rng,
+            pairs,
+            random,
+        )
 
-    def _finish(self, proposal, logprior, loglik, grad_prior, grad_lik, prop_grad, log_q_ratio,
-                exact, rng, pairs, random):  # fmt: skip
+    def _finish(
+        self,
+        proposal,
+        logprior,
+        loglik,
+        grad_prior,
+        grad_lik,
+        prop_grad,
+        log_q_ratio,
+        exact,
+        rng,
+        pairs,
+        random,
+    ):
         n_rungs = proposal.shape[0]
         # a non-finite gradient: reject the move
         logprior = np.where(mala_rungs.finite_rows(prop_grad), logprior, -np.inf)
@@ -212,8 +262,9 @@ class Langevin:
         if np.ndim(log_q_ratio) == 0:
             log_q_ratio = np.full(n_rungs, log_q_ratio, dtype=np.float64)
         log_q_ratio = np.ascontiguousarray(log_q_ratio, dtype=np.float64)
-        return self._sweep_proposal(proposal, aux, logprior, loglik, log_q_ratio, exact, rng,
-                                    pairs, random)  # fmt: skip
+        return self._sweep_proposal(
+            proposal, aux, logprior, loglik, log_q_ratio, exact, rng, pairs, random
+        )
 
     @staticmethod
     def _sweep_proposal(proposal, aux, logprior, loglik, log_q_ratio, exact, rng, pairs, random):
@@ -248,8 +299,9 @@ class Langevin:
         log_q_ratio, aux, logprior = mala_rungs.dense_mala_hastings(
             u, z, grad_prior, grad_lik, betas, chol, noise, logprior
         )
-        return self._sweep_proposal(proposal, aux, logprior, loglik, log_q_ratio, exact, rng,
-                                    pairs, random)  # fmt: skip
+        return self._sweep_proposal(
+            proposal, aux, logprior, loglik, log_q_ratio, exact, rng, pairs, random
+        )
 
     def _dense_move(self, replicas, betas, noise, chol, grad, rng):
         """One dense MALA move on every rung (the prior rung included: a MALA move targeting
@@ -296,11 +348,8 @@ class Independent(RandomWalk):
 
     name = "independent"
     fits_rungs = True
-    # after tuning, every WALK_EVERY-th sweep is the walk's, the others independence moves.
-    # 1 in 3 cut the TI's MCSE on the 10-D two-mode target (0.031 against 0.036 at the same
-    # CPU time, 2 seeds), but on radiata pine its rms error over 8 seeds was 1.35x its mean
-    # MCSE (0.0129 against 0.0095; 1 in 2: 0.0066 against 0.0094): the walk every other
-    # sweep keeps the error bars honest
+    # after tuning, every WALK_EVERY-th sweep is the walk's, the others independence moves
+    # (docs/decisions/071-independence-explorer.md)
     WALK_EVERY = 2
 
     @classmethod
@@ -344,8 +393,7 @@ class Independent(RandomWalk):
             x[0] = exact
         logprior, loglik = self.density.batch(x)
         log_q_ratio = independence.log_q_ratio(fit, replicas.x, x)
-        move = Proposal(x, np.empty((n_rungs, 0)), logprior, loglik, log_q_ratio,
-                        exact is not None)  # fmt: skip
+        move = Proposal(x, np.empty((n_rungs, 0)), logprior, loglik, log_q_ratio, exact is not None)
         return move, SweepDraws(log_u[:n_rungs], pairs(), log_u[n_rungs:])
 
     def _independence_move(self, replicas, betas, fit, rng):

@@ -36,13 +36,8 @@ INITS = ("prior", "jitter")
 # the sweep's compiled NumPy kernels need NumPy, written in place
 FOREIGN_LINKERS = ("JAXLinker", "PytorchLinker", "MLXLinker", "_DummyLinker")
 PROPOSALS = ("auto", "diag", "dense")
-# proposal="auto" is dense up to this many continuous parameters, per explorer. Measured
-# (benchmarks/bench_exchange.py --correlated): the random walk, 10 parameters, min ESS 16x the
-# diagonal's; 50 parameters, no gain (neither mixes in 1,000 tuning draws) at 3x the CPU time,
-# as a dense tuning sweep evaluates n_rungs * d shifted points: 20 lies between the two. MALA
-# (its own gradients, no extra points, ceil(d^(1/3)) local moves per sweep): 12-15x the
-# diagonal's min ESS per CPU second on the 50-parameter latent AR(1) (85-99 against 5.5-8.1,
-# 32 rungs, 2 x 1,000 draws, busy machine).
+# proposal="auto" is dense up to this many continuous parameters, per explorer
+# (docs/decisions/021-dense-max-params.md)
 DENSE_MAX_PARAMS = {"rwm": 20, "mala": 64, "independent": 20}
 
 
@@ -89,9 +84,19 @@ def check_model(model, vars) -> None:
 
 
 def exchange_options(
-    model, *, betas, n_rungs, ladder, ladder_objective, adapt_n_rungs, swap_scheme,
-    sweeps_per_draw, init, explorer, proposal="diag",
-) -> ExchangeOptions:  # fmt: skip
+    model,
+    *,
+    betas,
+    n_rungs,
+    ladder,
+    ladder_objective,
+    adapt_n_rungs,
+    swap_scheme,
+    sweeps_per_draw,
+    init,
+    explorer,
+    proposal="diag",
+) -> ExchangeOptions:
     """The ladder and every option that needs no compiled density, checked in this order."""
     betas = make_ladder(betas, n_rungs, ladder)
     adaptive = ladder == "adaptive"
@@ -122,9 +127,17 @@ def exchange_options(
     # keep one length for all of them
     max_rungs = max(2 * betas.size, 64) if adapt_n_rungs else betas.size
     return ExchangeOptions(
-        betas, adaptive, bool(adapt_n_rungs), max_rungs, ladder_objective, swap_scheme,
-        int(sweeps_per_draw), init, explorer, proposal,
-    )  # fmt: skip
+        betas,
+        adaptive,
+        bool(adapt_n_rungs),
+        max_rungs,
+        ladder_objective,
+        swap_scheme,
+        int(sweeps_per_draw),
+        init,
+        explorer,
+        proposal,
+    )
 
 
 def local_settings(
@@ -185,8 +198,9 @@ def check_compile_kwargs(compile_kwargs, sampler: str = "ExchangeMC") -> None:
     try:
         resolved = get_mode(mode)
     except (ValueError, TypeError, KeyError) as err:
-        raise ValueError(f"`compile_kwargs` has mode={mode!r}, which PyTensor does not know "
-                         f"({err}). {fix}") from None  # fmt: skip
+        raise ValueError(
+            f"`compile_kwargs` has mode={mode!r}, which PyTensor does not know ({err}). {fix}"
+        ) from None
     linker = type(getattr(resolved, "linker", None)).__name__
     if linker in FOREIGN_LINKERS or type(resolved).__name__ == "DebugMode":
         raise ValueError(

@@ -2,8 +2,8 @@
 
 PyMC glue only: the local moves are explorers (:mod:`.explorers`), the accept / swap /
 round-trip rules one compiled kernel (:mod:`pymc_tempering.kernels.fused`), tuning pure
-functions (:mod:`pymc_tempering.step_methods.exchange.tuning`) and the sampling state typed records
-(:mod:`.exchange_state`).
+functions (:mod:`.tuning`), the sampling state typed records (:mod:`.state`) and the stats
+:mod:`.stats` (schema: :data:`pymc_tempering.trace.EXCHANGE_STATS`).
 """
 
 import contextlib
@@ -51,126 +51,80 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
 
     Rung :math:`l` at inverse temperature :math:`\beta_l` targets
     :math:`p(w)\,p(y \mid w)^{\beta_l}`, with :math:`0 \le \beta_1 < \dots < \beta_L = 1`; the
-    :math:`\beta = 1` rung is the chain PyMC records. Each sweep moves every rung by one Gaussian
-    random-walk Metropolis step (one batched, compiled density call for all rungs), then proposes
-    swaps of neighbouring replicas, accepted with probability
-    :math:`\min\{1, \exp((\beta_{l+1} - \beta_l)(\ell_l - \ell_{l+1}))\}` where
-    :math:`\ell_l` is the log-likelihood of the replica on rung :math:`l`.
+    :math:`\beta = 1` rung is the chain PyMC records. Each sweep moves every rung by one local
+    move (one batched, compiled density call for all rungs), then proposes swaps of neighbouring
+    replicas, accepted with probability
+    :math:`\min\{1, \exp((\beta_{l+1} - \beta_l)(\ell_l - \ell_{l+1}))\}`, :math:`\ell_l` the
+    log-likelihood of the replica on rung :math:`l`.
 
     Parameters
     ----------
     vars : list, optional
         Must be all free variables of the model (the default): every rung needs the full state.
     betas : array_like, optional
-        The ladder, strictly increasing in [0, 1] and ending at 1. With ``ladder="adaptive"``
-        the ladder that tuning starts from; otherwise it overrides ``ladder``.
+        The ladder, strictly increasing in [0, 1] and ending at 1; overrides ``ladder``, or with
+        ``ladder="adaptive"`` the ladder tuning starts from.
     n_rungs : int, optional
         Number of rungs for a built-in ladder, default 32.
     ladder : {"geometric", "power", "adaptive"}, default "geometric"
-        ``"geometric"``: Nagata & Watanabe's :math:`\beta_1 = 0, \beta_l = 2^{l-L}`.
-        ``"power"``: :math:`\beta_i = (i/(L-1))^5` (Friel & Pettitt 2008). ``"adaptive"``: start
-        geometric (or from ``betas``), then during tuning re-place the rungs in rounds of
-        doubling length so that every neighbouring pair has the same swap rejection rate (Syed
-        et al. 2021), or the same thermodynamic length (see ``ladder_objective``). The ladder
-        is frozen when tuning ends; the barrier estimate is kept as ``barrier`` and
-        ``n_rungs_suggested``.
+        Nagata & Watanabe's :math:`\beta_1 = 0, \beta_l = 2^{l-L}`; Friel & Pettitt's
+        :math:`(i/(L-1))^5`; or re-placed during tuning in rounds of doubling length to
+        equalise ``ladder_objective`` between neighbours (Syed et al. 2021), then frozen; the
+        barrier estimate is kept as ``barrier`` and ``n_rungs_suggested``.
     ladder_objective : {"swap", "evidence"}, default "swap"
-        What the adaptive ladder equalises between neighbours: the swap rejection rate (best
-        round trips; it can leave few rungs near ``beta = 0``, where thermodynamic integration
-        needs them, and the evidence functions then warn), or ``Delta beta * sd_beta[loglik]``
-        measured in ``log beta`` (equal thermodynamic length, which minimises the evidence
-        estimators' variance for a given number of rungs; the lowest positive rung stays
-        where it started, see :func:`pymc_tempering.ladder.thermodynamic_length_ladder`).
-        For evidence, start from ``betas=pmt.evidence_ladder(n)``. Caveat, measured: on a
-        multimodal target (the egg box) the ``"evidence"`` ladder made 2.5x fewer round trips
-        and its evidence error bars were too small (coverage 0.76 over 50 seeds); confirm
-        such a number on the fixed ladder (the evidence functions' warnings say so).
+        What the adaptive ladder equalises: the swap rejection rate (best round trips), or
+        ``Delta beta * sd_beta[loglik]`` in ``log beta`` (equal thermodynamic length,
+        :func:`pymc_tempering.ladder.thermodynamic_length_ladder`). Runs with ``"evidence"``
+        record the stat ``evidence_ladder`` and the evidence estimators warn: on a multimodal
+        target its error bars were too small (docs/decisions/020-evidence-ladder-caveat.md).
     adapt_n_rungs : bool, default False
-        With ``ladder="adaptive"``, also let tuning grow or shrink the number of rungs: after
-        each round the ladder gets the number of rungs that the measured barrier suggests
-        (``ladder.suggested_n_rungs``, at least 3). New rungs start from a copy of the
-        replica on the nearest old rung. The recorded draws all use the final ladder.
+        With ``ladder="adaptive"``, also set the number of rungs after each round to the one
+        the barrier suggests (``ladder.suggested_n_rungs``, at least 3).
     swap_scheme : {"deo", "seo", "random"}, default "deo"
-        ``"deo"``: the seed paper's deterministic even/odd pairs (non-reversible PT);
-        ``"seo"``: even or odd pairs chosen at random (reversible PT); ``"random"``: one random
-        neighbouring pair per sweep.
+        Deterministic even/odd pairs (non-reversible PT), even or odd at random, or one random
+        pair per sweep (:func:`pymc_tempering.step_methods.exchange.swap.swap_pairs`).
+    explorer : {"rwm", "mala", "independent"}, default "rwm"
+        The local move on every rung (:mod:`pymc_tempering.step_methods.exchange.explorers`).
+    proposal : {"diag", "dense", "auto"}, default "diag"
+        The proposal covariance learned per rung during tuning: per-parameter scales, or the
+        rung's full covariance (Haario et al. 2001; MALA's preconditioner with ``"mala"``);
+        ``"auto"`` is dense up to ``options.DENSE_MAX_PARAMS`` continuous parameters.
+    prior_rung : bool, optional
+        Where the ladder starts at 0 and the prior can be forward-sampled (the default then),
+        rung 0 draws an independent prior sample every sweep.
     sweeps_per_draw : int, default 1
         Sweeps (local moves on all rungs + one swap round) per recorded draw.
     target_accept : float, optional
-        Local acceptance rate that tuning aims for on every rung. Default: the optimal rate for
-        Gaussian random-walk Metropolis in the model's dimension, 0.44 in 1-D falling to 0.234
-        (Gelman, Roberts & Gilks 1996). The seed paper's 60-80% suits uniform proposals on
-        singular models; pass ``target_accept=0.7`` to reproduce it.
+        Local acceptance rate tuning aims for; default the explorer's (random walk: 0.44 in
+        1-D falling to 0.234, Gelman, Roberts & Gilks 1996; MALA 0.574).
     scaling : float, optional
         Initial proposal scale, default ``2.38 / sqrt(n_params)``.
-    explorer : {"rwm", "mala", "independent"}, default "rwm"
-        The local move on every rung: Gaussian random walk, or Metropolis-adjusted Langevin
-        (batched gradient; h-form step, diagonal preconditioner, acceptance 0.574), or
-        independence proposals fitted per rung in tuning, then the walk (:class:`.Independent`).
-    proposal : {"diag", "dense", "auto"}, default "diag"
-        The local move's proposal covariance on each rung, learned during tuning:
-        ``"diag"``, one scale per parameter (the rung's standard deviations); ``"dense"``,
-        the rung's full covariance (proposal ``x + scaling[l] * L_l z`` with ``L_l`` its
-        Cholesky factor; Haario et al. 2001), which follows correlated posteriors.
-        The covariance combines the draws and, without discrete variables, the gradients
-        (forward differences, tuning only; exact for a Gaussian rung however little the
-        window explored), as MALA's dense preconditioner does. Costs ``n_rungs * d**2``
-        flops per sweep and ``n_rungs * d`` extra density rows per tuning sweep.
-        ``"auto"``: dense up to 20 continuous parameters (64 with MALA). With
-        ``explorer="mala"`` the same estimate is the preconditioner ``M_l = L_l L_l^T`` (its
-        own gradients, no differences; not with discrete variables), and each sweep makes
-        ``ceil(d ** (1/3))`` MALA moves on every rung before the swap round (stats and tuning
-        see the last).
-    prior_rung : bool, optional
-        Where the ladder starts at beta = 0 and the prior can be forward-sampled, the lowest
-        rung draws an independent prior sample every sweep instead of a local move (Pigeons'
-        i.i.d. reference). Default: on whenever possible.
     init : {"prior", "jitter"}, default "prior"
-        How replicas other than the recorded one start: independent prior draws where the
-        model can be forward-sampled (as the seed paper does), else the initial point plus
-        U(-1, 1) jitter in the transformed space.
+        How the replicas other than the recorded one start: prior draws where the model can
+        be forward-sampled, else the initial point plus U(-1, 1) in the transformed space.
     model, rng, initial_point, compile_kwargs, blocked
-        As for PyMC's step methods. ``compile_kwargs["mode"]`` must be a NumPy backend
-        (``"NUMBA"``, ``"C"``, ``"FAST_COMPILE"``, PyTensor's default, or a ``Mode`` with
-        such a linker): the batched density feeds compiled NumPy kernels.
+        As for PyMC's step methods; ``compile_kwargs["mode"]`` must be a NumPy backend.
 
     Notes
     -----
-    Tuning (the ``tune`` draws of ``pm.sample``): each rung's proposal standard deviation is
-    ``scaling[l] * scale[l, j]`` per parameter ``j``. ``scaling`` follows a Robbins-Monro
-    recursion towards ``target_accept``; ``scale`` is set to the rung's observed standard
-    deviation at the end of doubling windows (50, 100, 200, ... sweeps) in the first 80% of
-    tuning, so parameters whose posterior scales differ by orders of magnitude all move; with
-    ``proposal="dense"`` the same windows set each rung's proposal covariance to its observed
-    covariance (shrunk towards its diagonal and a small floor, as MALA's dense
-    preconditioner). Everything is frozen after tuning, so the recorded draws come from a
-    fixed Metropolis kernel.
+    Tuning sets each rung's proposal scale by Robbins-Monro towards ``target_accept`` and its
+    per-parameter scales (or covariance) at the ends of doubling windows
+    (:mod:`pymc_tempering.step_methods.exchange.tuning`); all is frozen after tuning. A
+    proposal with a non-finite log prior or log-likelihood is rejected on every rung.
 
-    A proposal whose log prior or log-likelihood is NaN or infinite is rejected on every rung,
-    including :math:`\beta = 0`.
-
-    Stats, per draw: ``tune``; ``accept``, ``accepted`` and ``scaling`` of the :math:`\beta = 1`
-    rung (PyMC's names); ``swap_rate``, the running mean swap acceptance probability over all
-    pairs since tuning started or ended; ``round_trips``, the count of replicas that went from
-    the lowest rung to the top and back since tuning ended; and per-rung arrays (object stats,
-    so the DataTree has them as ``(chain, draw, <name>_dim_0)``): ``betas`` and ``rung_loglik``
-    (log-likelihood of each rung's replica at the end of the draw), ``rung_accept`` and
-    ``rung_scaling`` (local acceptance probability and proposal scale; NaN for an exact
-    prior rung), ``rung_replica`` (which
-    replica sits on each rung), ``swap_accept`` and ``swap_accepted`` (per neighbouring pair:
-    mean acceptance probability and fraction accepted of the swaps attempted during the draw,
-    NaN where none was). ``pymc_tempering.tempering_dataset`` relabels them by rung.
+    Stats per draw (:data:`pymc_tempering.trace.EXCHANGE_STATS`): ``tune``; ``accept``,
+    ``accepted``, ``scaling`` of the top rung; ``swap_rate`` and ``round_trips`` since tuning
+    started or ended; ``evidence_ladder``; per rung ``betas``, ``rung_loglik``,
+    ``rung_accept``, ``rung_scaling`` (NaN on an exact prior rung), ``rung_replica``; per pair
+    ``swap_accept``, ``swap_accepted`` (NaN where none was proposed).
+    :func:`pymc_tempering.trace.tempering_dataset` labels them by rung.
 
     References
     ----------
-    K. Hukushima and K. Nemoto (1996), Exchange Monte Carlo method and application to spin glass
-    simulations. J. Phys. Soc. Jpn. 65, 1604.
-    K. Nagata and S. Watanabe (2008), Exchange Monte Carlo sampling from Bayesian posterior for
-    singular learning machines. IEEE Trans. Neural Networks 19(7).
-    S. Syed, A. Bouchard-Cote, G. Deligiannidis and A. Doucet (2021), Non-reversible parallel
-    tempering: a scalable highly parallel MCMC scheme. JRSS B 84(2).
-    H. Haario, E. Saksman and J. Tamminen (2001), An adaptive Metropolis algorithm. Bernoulli
-    7(2), 223-242.
+    K. Hukushima and K. Nemoto (1996), J. Phys. Soc. Jpn. 65, 1604.
+    K. Nagata and S. Watanabe (2008), IEEE Trans. Neural Networks 19(7).
+    S. Syed, A. Bouchard-Cote, G. Deligiannidis and A. Doucet (2021), JRSS B 84(2).
+    H. Haario, E. Saksman and J. Tamminen (2001), Bernoulli 7(2), 223-242.
     """
 
     name = "exchange_mc"
@@ -208,11 +162,18 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         check_model(model, vars)
         check_compile_kwargs(compile_kwargs)
         options = exchange_options(
-            model, betas=betas, n_rungs=n_rungs, ladder=ladder,
-            ladder_objective=ladder_objective, adapt_n_rungs=adapt_n_rungs,
-            swap_scheme=swap_scheme, sweeps_per_draw=sweeps_per_draw, init=init,
-            explorer=explorer, proposal=proposal,
-        )  # fmt: skip
+            model,
+            betas=betas,
+            n_rungs=n_rungs,
+            ladder=ladder,
+            ladder_objective=ladder_objective,
+            adapt_n_rungs=adapt_n_rungs,
+            swap_scheme=swap_scheme,
+            sweeps_per_draw=sweeps_per_draw,
+            init=init,
+            explorer=explorer,
+            proposal=proposal,
+        )
         self.betas = options.betas
         self.adaptive_ladder, self.adapt_n_rungs = options.adaptive_ladder, options.adapt_n_rungs
         self.max_rungs = options.max_rungs
@@ -228,10 +189,14 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         if discrete:
             self.explorer = Mixed(self.explorer, DiscreteMoves(self.density, discrete))
         settings = local_settings(
-            prior_rung, target_accept, scaling, betas=self.betas, density=self.density,
+            prior_rung,
+            target_accept,
+            scaling,
+            betas=self.betas,
+            density=self.density,
             default_target_accept=self.explorer.default_target_accept(n_continuous),
             n_discrete=self.discrete_columns.size,
-        )  # fmt: skip
+        )
         self.prior_rung, self.target_accept = settings.prior_rung, settings.target_accept
         self.dense = dense_proposal(
             options.proposal, options.explorer, n_continuous, discrete=bool(discrete)
@@ -241,6 +206,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self.grad_tuning = self.dense and not discrete
         self._initial_log_scaling = settings.initial_log_scaling
         self.ladder_objective = options.ladder_objective
+        # the readers' caveat travels as a stat (trace.EVIDENCE_LADDER_STAT), not as arguments
+        self.evidence_ladder = options.adaptive_ladder and options.ladder_objective == "evidence"
         self.swap_scheme = options.swap_scheme
         self.sweeps_per_draw = options.sweeps_per_draw
         self.init = options.init if self.density.can_sample_prior() else "jitter"
@@ -259,9 +226,13 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self.sweep = 0
         self.tune_sweeps = tune_draws * self.sweeps_per_draw
         self.scales = adaptation.init_scale_tuning(
-            n_rungs, n_params, self._initial_log_scaling, dense=self.dense,
-            gradients=self.grad_tuning, fit=getattr(self.explorer, "fits_rungs", False),
-        )  # fmt: skip
+            n_rungs,
+            n_params,
+            self._initial_log_scaling,
+            dense=self.dense,
+            gradients=self.grad_tuning,
+            fit=self.explorer.fits_rungs,
+        )
         self.ladder_tuning = (
             adaptation.init_ladder_round(n_rungs, self.tune_sweeps)
             if self.adaptive_ladder
@@ -298,9 +269,15 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
     # -- the step --------------------------------------------------------------------------------
     def astep(self, q0: RaveledVars):
         if self.replicas is None:  # the first step: the top rung starts at q0
-            self.replicas = initial_replicas(q0.data.astype(np.float64), self.betas, self.density,
-                                             self.explorer, self.init, self.rng,
-                                             self.discrete_columns)  # fmt: skip
+            self.replicas = initial_replicas(
+                q0.data.astype(np.float64),
+                self.betas,
+                self.density,
+                self.explorer,
+                self.init,
+                self.rng,
+                self.discrete_columns,
+            )
         if self.sweeps_per_draw == 1:
             n_rungs = self.betas.size
             record = self._sweep()
@@ -314,9 +291,16 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self._scaling.update(self.scales.log_scaling)
         swap_rate = self._swap_sum / max(self._swap_attempts, 1)
         return exchange_stats.draw_stats(
-            record, self.tune, self.betas, self.replicas, self._scaling, swap_rate,
-            self._round_trips, self.max_rungs if self.adapt_n_rungs else None,
-        )  # fmt: skip
+            record,
+            self.tune,
+            self.betas,
+            self.replicas,
+            self._scaling,
+            swap_rate,
+            self._round_trips,
+            self.max_rungs if self.adapt_n_rungs else None,
+            self.evidence_ladder,
+        )
 
     def _sweep(self):
         """One sweep (local moves, one swap round), its tuning and the running counters.
@@ -356,7 +340,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         grad = None
         if self.scales.grad_moments is not None:  # a dense proposal learning from gradients
             # forward differences (one batched call of n_rungs * d rows, tuning only): no
-            # gradient to compile (about 1.7 s on a 10-parameter regression), any model
+            # gradient to compile, any model (docs/decisions/022-dense-proposal-gradients.md)
             r, d = self.replicas, self.density.n_params
             if self.explorer.needs_gradient:  # MALA carries each replica's gradients
                 grad = mala_rungs.tempered_grad(self.betas, r.aux[:, :d], r.aux[:, d:])
@@ -369,9 +353,15 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         window_end = self.dense and self.sweep + 1 == self.scales.window_end
         with one_blas_thread() if window_end else contextlib.nullcontext():
             self.scales = adaptation.tune_scales(
-                self.scales, self.sweep, accept_prob, self.replicas.x, self.target_accept,
-                self.tune_sweeps, self.prior_rung, grad,
-            )  # fmt: skip
+                self.scales,
+                self.sweep,
+                accept_prob,
+                self.replicas.x,
+                self.target_accept,
+                self.tune_sweeps,
+                self.prior_rung,
+                grad,
+            )
         if self.ladder_tuning is None:
             return
         rnd = adaptation.accumulate_swaps(self.ladder_tuning, lower, swap_prob, self.loglik)

@@ -13,33 +13,23 @@ import numpy as np
 
 from pymc_tempering.kernels.fused import ACCEPT, ACCEPTED, SWAP, SWAPPED
 from pymc_tempering.step_methods._progress import progress_columns
+from pymc_tempering.trace import (
+    EVIDENCE_LADDER_STAT,
+    EXCHANGE_STATS,
+    LADDER_STAT,
+    PAIR_STATS,
+    RUNG_STATS,
+)
 
 __all__ = [
     "STATS_DTYPES_SHAPES",
-    "RUNG_STATS",
     "ScalingStats",
     "SweepAverage",
     "draw_stats",
     "progressbar_config",
 ]
 
-STATS_DTYPES_SHAPES = {
-    "tune": (bool, []),
-    "accept": (np.float64, []),
-    "accepted": (np.float64, []),
-    "scaling": (np.float64, []),
-    "swap_rate": (np.float64, []),
-    "round_trips": (np.int64, []),
-    "betas": (object, None),
-    "rung_loglik": (object, None),
-    "rung_accept": (object, None),
-    "rung_scaling": (object, None),
-    "rung_replica": (object, None),
-    "swap_accept": (object, None),
-    "swap_accepted": (object, None),
-}
-RUNG_STATS = ("betas", "rung_loglik", "rung_accept", "rung_scaling", "rung_replica")
-PAIR_STATS = ("swap_accept", "swap_accepted")
+STATS_DTYPES_SHAPES = EXCHANGE_STATS  # declared once, beside its reader (pymc_tempering.trace)
 PROGRESS_STATS = ("swap_rate", "accept", "round_trips")
 
 
@@ -70,11 +60,22 @@ class ScalingStats:
         self._log_scaling, self.rungs, self.top = log_scaling, rungs, math.exp(log_scaling[-1])
 
 
-def draw_stats(record, tune, betas, replicas, scaling: ScalingStats, swap_rate, round_trips,
-               max_rungs=None) -> dict:  # fmt: skip
-    """One draw's stats from its (averaged) sweep record and the sampler's state.
+def draw_stats(
+    record,
+    tune,
+    betas,
+    replicas,
+    scaling: ScalingStats,
+    swap_rate,
+    round_trips,
+    max_rungs=None,
+    evidence_ladder=False,
+) -> dict:
+    """One draw's stats (:data:`STATS_DTYPES_SHAPES`) from its (averaged) sweep record and the
+    sampler's state.
 
     ``max_rungs``: pad the per-rung stats to this length (the number of rungs is tuned).
+    ``evidence_ladder``: the ladder is re-placed for the evidence (the stat of that name).
     """
     stats = {
         "tune": tune,
@@ -83,7 +84,8 @@ def draw_stats(record, tune, betas, replicas, scaling: ScalingStats, swap_rate, 
         "scaling": scaling.top,
         "swap_rate": swap_rate,
         "round_trips": round_trips,
-        "betas": betas,
+        EVIDENCE_LADDER_STAT: evidence_ladder,
+        LADDER_STAT: betas,
         "rung_loglik": replicas.loglik.copy(),
         "rung_accept": record[ACCEPT],
         "rung_scaling": scaling.rungs,
@@ -92,7 +94,7 @@ def draw_stats(record, tune, betas, replicas, scaling: ScalingStats, swap_rate, 
         "swap_accepted": record[SWAPPED, :-1],
     }
     if max_rungs is not None:
-        for name in RUNG_STATS:
+        for name in (LADDER_STAT, *RUNG_STATS):
             stats[name] = _pad(stats[name], max_rungs)
         for name in PAIR_STATS:
             stats[name] = _pad(stats[name], max_rungs - 1)

@@ -67,11 +67,8 @@ __all__ = [
 
 FIRST_WINDOW = 50
 WINDOW_FRACTION = 0.8  # windows and ladder rounds must end within this share of tuning
-# with independence proposals (FittedScaleTuning) the windows and the proposals' fit end
-# within the first half of tuning: the second half mixes with them before the draws. At 0.8
-# of the 250 sweeps the egg box's draws started out of equilibrium (their first quarter's
-# TI 0.08 low, 7 standard errors over 50 seeds; 0.02 low in all, 3.4 standard errors);
-# benchmarks/bench_burn_in.py
+# with independence proposals (FittedScaleTuning) windows and fit end within this share of
+# tuning, so the rest mixes with the final fit (docs/decisions/072-burn-in-tune-500.md)
 FIT_WINDOW_FRACTION = 0.5
 VARIANCE_FLOOR = 1e-6  # what a window's variance is shrunk towards
 GAIN_EXPONENT = 0.6
@@ -121,9 +118,13 @@ def _window_moments(n_rungs, n_params, dense):
 
 
 def init_scale_tuning(
-    n_rungs: int, n_params: int, log_scaling: float, dense: bool = False,
-    gradients: bool = False, fit: bool = False,
-) -> ScaleTuning:  # fmt: skip
+    n_rungs: int,
+    n_params: int,
+    log_scaling: float,
+    dense: bool = False,
+    gradients: bool = False,
+    fit: bool = False,
+) -> ScaleTuning:
     """Scales before tuning: ``log_scaling`` on every rung, unit per-parameter scales (with
     ``dense``, identity Cholesky factors; with ``gradients`` too, the dense covariances are
     learned from the draws and the gradients, see :func:`dense_factors`; with ``fit``, an
@@ -168,8 +169,16 @@ def dense_factors(moments: Moments, grad_moments: Moments | None) -> np.ndarray:
     return chol
 
 
-def tune_scales(tuning: ScaleTuning, sweep: int, accept_prob, x, target_accept: float,
-                tune_sweeps: int, exact_first: bool, grad=None) -> ScaleTuning:  # fmt: skip
+def tune_scales(
+    tuning: ScaleTuning,
+    sweep: int,
+    accept_prob,
+    x,
+    target_accept: float,
+    tune_sweeps: int,
+    exact_first: bool,
+    grad=None,
+) -> ScaleTuning:
     """The scales after tuning sweep number ``sweep`` (0-based) measured ``accept_prob``.
 
     ``x`` (n_rungs, n_params) are the replicas after the sweep; ``exact_first``: rung 0 draws
@@ -259,8 +268,9 @@ class LadderUpdate(NamedTuple):
 
 
 def _empty_round(end, length, n_rungs) -> LadderRound:
-    return LadderRound(end, length, np.zeros(n_rungs - 1), np.zeros(n_rungs - 1),
-                       moments_init((n_rungs,)))  # fmt: skip
+    return LadderRound(
+        end, length, np.zeros(n_rungs - 1), np.zeros(n_rungs - 1), moments_init((n_rungs,))
+    )
 
 
 def init_ladder_round(n_rungs: int, tune_sweeps: int) -> LadderRound:
@@ -332,8 +342,13 @@ def resize_rungs(betas, old_betas, replicas: Replicas, scales: ScaleTuning):
     n_rungs, n_params = betas.size, replicas.x.shape[1]
     nearest = nearest_rungs(betas, old_betas)
     r = replicas
-    replicas = Replicas(r.x[nearest].copy(), r.aux[nearest].copy(), r.logprior[nearest],
-                        r.loglik[nearest], np.arange(n_rungs))  # fmt: skip
+    replicas = Replicas(
+        r.x[nearest].copy(),
+        r.aux[nearest].copy(),
+        r.logprior[nearest],
+        r.loglik[nearest],
+        np.arange(n_rungs),
+    )
     dense = scales.chol is not None
     scales = scales._replace(
         log_scaling=scales.log_scaling[nearest].copy(),

@@ -13,7 +13,8 @@ from helpers import run_steps
 from pymc_tempering.exact import two_mode_model
 from pymc_tempering.kernels import independence
 from pymc_tempering.resume import codec
-from pymc_tempering.step_methods.exchange.explorers import Independent
+from pymc_tempering.step_methods.exchange.discrete import Mixed
+from pymc_tempering.step_methods.exchange.explorers import EXPLORERS, Explorer, Independent
 from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
 
 PRIOR_SD = 3.0
@@ -157,3 +158,40 @@ def test_the_default_explorer_keeps_the_plain_scale_record(gaussian):
         fitted = ExchangeMC(n_rungs=4, explorer="independent")
     assert not hasattr(plain.scales, "independence")
     assert fitted.scales.independence.fit is None
+
+
+@pytest.mark.parametrize("name", sorted(EXPLORERS))
+def test_each_registered_explorer_satisfies_the_protocol(name, gaussian):
+    """Every explorer ``explorer=`` names, alone and wrapped for discrete variables, is an
+    Explorer: it declares so, has every member, and each method takes the protocol's
+    arguments (by name, in order)."""
+    import inspect
+
+    density = ExchangeMC(model=gaussian, n_rungs=3, explorer=name).density
+    cls = EXPLORERS[name]
+    assert Explorer in cls.__mro__ and cls.name == name  # declared, not only matching
+    for explorer in (cls(density), Mixed(cls(density), moves=None)):
+        assert isinstance(explorer, Explorer), type(explorer)
+        for member in ("default_target_accept", "init_aux", "explore"):
+            wanted = list(inspect.signature(getattr(Explorer, member)).parameters)[1:]
+            got = list(inspect.signature(getattr(explorer, member)).parameters)
+            assert got == wanted, (type(explorer).__name__, member, got)
+        assert isinstance(explorer.needs_gradient, bool)
+        assert isinstance(explorer.fits_rungs, bool)
+        assert 0 < explorer.default_target_accept(3) < 1
+        assert explorer.init_aux(np.zeros((3, density.n_params))).shape[0] == 3
+
+
+def test_the_protocol_check_refuses_an_explorer_without_explore():
+    """The check above can fail: an object lacking a member is not an Explorer."""
+
+    class NoExplore:
+        name, needs_gradient, fits_rungs = "none", False, False
+
+        def default_target_accept(self, n_params):
+            return 0.5
+
+        def init_aux(self, x):
+            return x[:, :0]
+
+    assert not isinstance(NoExplore(), Explorer)

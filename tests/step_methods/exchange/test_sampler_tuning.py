@@ -173,6 +173,28 @@ def test_evidence_objective_equalises_thermodynamic_length():
     assert step.n_rungs_suggested >= 2 and np.isfinite(step.barrier)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"ladder": "adaptive", "ladder_objective": "evidence"}, True),
+        ({"ladder": "adaptive"}, False),
+        ({"ladder_objective": "evidence"}, False),  # a fixed ladder is not re-placed
+        ({}, False),
+    ],
+)
+def test_the_evidence_ladder_stat_says_whether_tuning_placed_the_ladder_for_evidence(
+    kwargs, expected
+):
+    """The stat the evidence readers read (they import no step method), on every draw."""
+    with seed_lecture_model():
+        idata = pm.sample(draws=5, tune=5, chains=1, random_seed=1, discard_tuned_samples=False,
+                          step=pmt.ExchangeMC(n_rungs=4, **kwargs), **SAMPLE_KWARGS)  # fmt: skip
+    for group in ("sample_stats", "warmup_sample_stats"):
+        flags = idata[group]["evidence_ladder"].values
+        assert flags.dtype == bool and flags.shape == (1, 5)
+        assert np.all(flags == expected), (group, flags)
+
+
 def test_bad_adaptation_arguments():
     with seed_lecture_model():
         with pytest.raises(ValueError, match="explorer"):
