@@ -38,14 +38,7 @@ COMPILE_METHODS = ("compile_pymc", "compile_fn", "compile_logp", "compile_dlogp"
 # Violations that other changes are removing: (rule, module, what). Delete an entry once its
 # fix lands; test_known_violation_still_present then XPASSes to say which.
 KNOWN_VIOLATIONS = {
-    ("b", f"{PACKAGE}.evidence.tempered", f"{PACKAGE}.resume.run"),
-    ("b", f"{PACKAGE}.evidence.bennett", f"{PACKAGE}.resume.run"),
     ("c", f"{PACKAGE}.evidence.approximations", "model.compile_d2logp"),
-    ("d", f"{PACKAGE}.resume.checkpoint", f"{PACKAGE}.resume.run"),
-    ("f", f"{PACKAGE}.selection._worker", f"{PACKAGE}.diagnostics.round_trips"),
-    ("f", f"{PACKAGE}.selection._worker", f"{PACKAGE}.diagnostics.swap_rates"),
-    ("f", f"{PACKAGE}.selection._worker", f"{PACKAGE}.evidence.EvidenceWarning"),
-    ("f", f"{PACKAGE}.selection.runner", f"{PACKAGE}.evidence.ESTIMATORS"),
 }
 
 

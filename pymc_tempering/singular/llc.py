@@ -39,11 +39,11 @@ from pymc_tempering.singular.core import (
     diagonal_curvature,
     llc_draws,
 )
-from pymc_tempering.singular.one_temperature import flat_draws
 from pymc_tempering.step_methods._compile import (
     compile_tempered_density,
     refuse_minibatch,
 )
+from pymc_tempering.step_methods._compile.loglik import flat_draws
 from pymc_tempering.step_methods.langevin import MALA
 from pymc_tempering.step_methods.sgld import SGLD
 

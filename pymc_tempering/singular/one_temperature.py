@@ -16,7 +16,7 @@ import xarray as xr
 
 from pymc_tempering.trace import group
 
-__all__ = ["is_ladder_run", "one_temperature_loglik", "flat_draws"]
+__all__ = ["is_ladder_run", "one_temperature_loglik"]
 
 
 def _stats(data):
@@ -26,9 +26,10 @@ def _stats(data):
     return group(data, "sample_stats") if isinstance(data, xr.DataTree) else None
 
 
-def flat_draws(model, idata):
+def _flat_draws(model, idata):
     """Posterior draws as ``(chain, draw, n_params)`` flat value-space vectors
-    (:func:`pymc_tempering.step_methods._compile.loglik.flat_draws`)."""
+    (:func:`pymc_tempering.step_methods._compile.loglik.flat_draws`), the compiler imported only
+    when a model is given (the readers that import this module never compile)."""
     from pymc_tempering.step_methods._compile.loglik import flat_draws
 
     return flat_draws(model, idata)
@@ -70,7 +71,7 @@ def _model_loglik(data, model):
 
     refuse_minibatch(model, "wbic's log-likelihood of the draws")
     try:
-        flat = flat_draws(model, data)
+        flat = _flat_draws(model, data)
     except KeyError as err:
         raise ValueError(
             f"The posterior lacks the model's free variable {err}: pass the model that produced "

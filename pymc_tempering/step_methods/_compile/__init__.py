@@ -17,7 +17,6 @@ the log prior, ``model.datalogp`` (observed variables and Potentials) the log-li
 - :mod:`.loglik`: the log-likelihood of a run's posterior draws (one-temperature WBIC, LLC);
 - :mod:`.points`: flat vectors from named points;
 - :mod:`.trace`: the point function of PyMC's trace, once per model;
-- :mod:`.shared`: compiled functions shared between models of one structure (opt-in).
 """
 
 from pymc_tempering.step_methods._compile.bridge import (
@@ -27,6 +26,7 @@ from pymc_tempering.step_methods._compile.bridge import (
 from pymc_tempering.step_methods._compile.checks import (
     check_all_free,
     check_minibatch_model,
+    check_observed_finite,
     has_likelihood,
     improper_priors,
     minibatched_observations,
@@ -60,6 +60,7 @@ __all__ = [
     "MinibatchGradients",
     "TemperedDensity",
     "check_all_free",
+    "check_observed_finite",
     "check_minibatch_model",
     "compile_batched_logp",
     "compile_logp_hessian",

@@ -11,7 +11,6 @@ from pymc.pytensorf import compile, join_nonshared_inputs, make_shared_replaceme
 from pytensor.graph.replace import clone_replace, vectorize_graph
 
 from pymc_tempering._util.fingerprint import model_logp_graphs
-from pymc_tempering.step_methods._compile import shared
 from pymc_tempering.step_methods._compile.cache import cached, compile_key
 from pymc_tempering.step_methods._compile.prior import (
     PRIOR_BLOCK,
@@ -96,17 +95,15 @@ def compile_tempered_density(
     key = compile_key("tempered", vars, initial_point, compile_kwargs, gradient=gradient)
     if {v.name for v in vars} != {v.name for v in model.value_vars}:
         key = None  # the other variables become new shared inputs, the caller's own: compile
-    elif shared.enabled():
-        key = (*key, "lifted")  # another function than outside shared.sharing()
     return cached(
         model,
         key,
         graphs,
-        lambda: _compile(model, vars, initial_point, graphs, compile_kwargs, gradient, key),
+        lambda: _compile(model, vars, initial_point, graphs, compile_kwargs, gradient),
     )
 
 
-def _compile(model, vars, initial_point, graphs, compile_kwargs, gradient, key):
+def _compile(model, vars, initial_point, graphs, compile_kwargs, gradient):
     compile_kwargs = dict(compile_kwargs or {})
     compile_kwargs.setdefault("on_unused_input", "ignore")
     replacements = make_shared_replacements(initial_point, vars, model)
@@ -114,24 +111,7 @@ def _compile(model, vars, initial_point, graphs, compile_kwargs, gradient, key):
     # the samplers keep their states in float64 whatever floatX is: inputs are cast to the
     # model's dtype inside the graph and outputs back to float64 (no-ops under float64)
     single = (flat, [logprior, loglik], compile_kwargs)
-
-    if key is not None and shared.enabled():
-        # the data lifted out as inputs: a model of the same structure reuses the compiled
-        # functions (:mod:`.shared`)
-        data, values, lifted = shared.lift_data([logprior, loglik])
-        batched, batched_grad = shared.shared_compiled(
-            key,
-            [flat, *data],
-            lifted,
-            lambda: _compile_batched(flat, data, lifted, compile_kwargs, gradient),
-        )
-        batched = shared.BoundFunction(batched, values)
-        if batched_grad is not None:
-            batched_grad = shared.BoundFunction(batched_grad, values)
-    else:
-        batched, batched_grad = _compile_batched(
-            flat, [], [logprior, loglik], compile_kwargs, gradient
-        )
+    batched, batched_grad = _compile_batched(flat, [logprior, loglik], compile_kwargs, gradient)
 
     point = {v.name: initial_point[v.name] for v in vars}
     point_map_info = DictToArrayBijection.map(point).point_map_info
@@ -156,8 +136,8 @@ def _compile(model, vars, initial_point, graphs, compile_kwargs, gradient, key):
     )
 
 
-def _compile_batched(flat, data, outputs, compile_kwargs, gradient):
-    """The batched ``(logprior, loglik)`` function of ``(replicas, *data)`` and, with
+def _compile_batched(flat, outputs, compile_kwargs, gradient):
+    """The batched ``(logprior, loglik)`` function of ``replicas`` and, with
     ``gradient``, the one that also returns both gradients (else None)."""
     replicas = pt.matrix("replicas", dtype="float64")
     point_flat, (point_logprior, point_loglik) = checks_to_switches(flat, outputs)
@@ -168,7 +148,7 @@ def _compile_batched(flat, data, outputs, compile_kwargs, gradient):
     batch_logprior = pt.broadcast_to(batch_logprior, (replicas.shape[0],)).astype("float64")
     batch_loglik = pt.broadcast_to(batch_loglik, (replicas.shape[0],)).astype("float64")
     batched_kwargs = {**compile_kwargs, "mode": with_switch_sinking(compile_kwargs.get("mode"))}
-    inputs = [replicas, *data]
+    inputs = [replicas]
     batched = compile(inputs, [batch_logprior, batch_loglik], **batched_kwargs)
     batched.trust_input = True
 

@@ -6,32 +6,20 @@ the many-model workers (:mod:`pymc_tempering.selection._worker`) pass such a tra
 import numpy as np
 import pytensor
 
-from pymc_tempering.step_methods._compile import shared
-
 __all__ = ["compile_trace_function"]
 
 
 def compile_trace_function(model):
     """The function NDArray compiles (``model.unobserved_value_vars`` of the value variables,
-    positional; inside ``sharing()`` data lifted out and shared between models); the recorded
-    shapes and dtypes."""
+    positional), compiled for this model alone; the recorded shapes and dtypes."""
     inputs, outputs = list(model.value_vars), list(model.unobserved_value_vars)
-    data, values, lifted = [], [], outputs
-    if shared.enabled():
-        data, values, lifted = shared.lift_data(outputs)
-    key = ("trace", str(pytensor.config.mode), str(pytensor.config.floatX))
-
-    def build():
-        return model.compile_fn(
-            outs=[pytensor.Out(v, borrow=True) for v in lifted],
-            inputs=[pytensor.In(v, borrow=True) for v in [*inputs, *data]],
-            point_fn=False,
-            on_unused_input="ignore",
-            trust_input=True,
-        )
-
-    key = key if shared.enabled() else None  # compiled for this model alone
-    fn = shared.BoundFunction(shared.shared_compiled(key, [*inputs, *data], lifted, build), values)
+    fn = model.compile_fn(
+        outs=[pytensor.Out(v, borrow=True) for v in outputs],
+        inputs=[pytensor.In(v, borrow=True) for v in inputs],
+        point_fn=False,
+        on_unused_input="ignore",
+        trust_input=True,
+    )
     point = model.initial_point()
     recorded = fn(*(point[v.name] for v in inputs))
     shapes = {v.name: np.shape(x) for v, x in zip(outputs, recorded, strict=True)}

@@ -21,6 +21,7 @@ from pymc_tempering.kernels.fused import ACCEPT, SWAP
 from pymc_tempering.kernels.rules import NONE
 from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods._compile import (
+    check_observed_finite,
     compile_discrete_supports,
     compile_tempered_density,
 )
@@ -160,6 +161,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
             initial_point = model.initial_point()
         vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
         check_model(model, vars)
+        check_observed_finite(model, "ExchangeMC")
         check_compile_kwargs(compile_kwargs)
         options = exchange_options(
             model,

@@ -23,6 +23,7 @@ from pymc_tempering.kernels.langevin import langevin_proposal
 from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.singular.core import check_localization, localization_term
 from pymc_tempering.step_methods._compile import (
+    check_observed_finite,
     compile_tempered_logp_dlogp,
     flat_point_map,
     nonfinite_start_message,
@@ -222,6 +223,7 @@ class LangevinBase(Resumable, FlatPointStep, GradientSharedStep):
         point = {k: v.get_value() for k, v in self.shared.items()} | DictToArrayBijection.rmap(q0)
         where = nonfinite_start_message(self._model, point, self.vars)
         if self.iteration == 0:
+            check_observed_finite(self._model, sampler)  # data no start point can help
             return (
                 f"{sampler} cannot start the chain at {own}, where {where}. pm.sample starts "
                 "every chain at the model's initial point unless told otherwise (the step's "

@@ -8,7 +8,7 @@ import pymc as pm
 import pytest
 from pytensor.compile.mode import get_mode
 
-from pymc_tempering.step_methods._compile import cache, shared
+from pymc_tempering.step_methods._compile import cache
 from pymc_tempering.step_methods._compile.tempered import compile_tempered_density
 from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
 
@@ -163,9 +163,12 @@ def test_every_sampler_on_a_logistic_model_pickles():
         assert type(copy) is type(step)
 
 
-# Sharing between models (_compile/shared.py): inside shared.sharing() the data are lifted out of
-# the batched density, so a model of the same structure reuses the compiled function with its
-# own data; never another model's data, never a function of another shape or constant.
+def test_the_density_takes_the_replicas_alone():
+    """The batched function's only input is the replicas (the data stay constants of the
+    graph, or the model's own pm.Data)."""
+    model = constant_model(X)
+    density = compile_tempered_density(model, model.value_vars, model.initial_point())
+    assert len(density.batched.maker.fgraph.inputs) == 1
 
 
 def constant_model(x, prior_sd=1.0):
@@ -174,96 +177,3 @@ def constant_model(x, prior_sd=1.0):
         mu = pm.Normal("mu", 0.0, prior_sd)
         pm.Normal("x", mu, 1.0, observed=x)
     return model
-
-
-def shared_density(model):
-    with shared.sharing(), model:
-        return compile_tempered_density(model, model.value_vars, model.initial_point())
-
-
-def test_a_model_of_the_same_structure_reuses_the_function_with_its_own_data():
-    shared.clear()
-    first, second = constant_model(X), constant_model(X[::-1] + 1.5)
-    a, b = shared_density(first), shared_density(second)
-    assert b.batched.fn is a.batched.fn  # one compilation for both
-    point = {"mu": np.array(0.3)}
-    np.testing.assert_allclose(density_at(b, point), exact_logps(second, point), rtol=1e-12)
-    np.testing.assert_allclose(density_at(a, point), exact_logps(first, point), rtol=1e-12)
-    assert density_at(a, point)[1] != density_at(b, point)[1]
-    shared.clear()  # a miss gives the same numbers, bit for bit, as the hit
-    fresh = shared_density(constant_model(X[::-1] + 1.5))
-    assert fresh.batched.fn is not a.batched.fn
-    replicas = np.linspace(-2.0, 2.0, 7)[:, None]
-    for got, want in zip(b.batch(replicas), fresh.batch(replicas), strict=True):
-        np.testing.assert_array_equal(got, want)
-
-
-@pytest.mark.parametrize(
-    "other",
-    [
-        lambda: constant_model(X[:15]),  # another number of observations
-        lambda: constant_model(X, prior_sd=0.1),  # another scalar constant
-        lambda: data_model(X),  # pm.Data: another shared variable
-    ],
-    ids=["shape", "scalar", "pm.Data"],
-)
-def test_another_shape_constant_or_data_variable_compiles_its_own(other):
-    shared.clear()
-    a, model = shared_density(constant_model(X)), other()
-    b = shared_density(model)
-    assert b.batched.fn is not a.batched.fn
-    point = {"mu": np.array(-0.4)}
-    np.testing.assert_allclose(density_at(b, point), exact_logps(model, point), rtol=1e-12)
-
-
-def test_pm_data_models_never_share_and_read_their_own_data():
-    shared.clear()
-    first, second = data_model(X), data_model(X + 2.0)
-    a, b = shared_density(first), shared_density(second)
-    assert b.batched.fn is not a.batched.fn
-    point = {"mu": np.array(0.9)}
-    with second:
-        pm.set_data({"data": X[:12] - 1.0})
-    np.testing.assert_allclose(density_at(b, point), exact_logps(second, point), rtol=1e-12)
-    np.testing.assert_allclose(density_at(a, point), exact_logps(first, point), rtol=1e-12)
-
-
-def test_a_shared_function_gives_the_draws_of_a_fresh_compile():
-    """compare_models' invariance needs a model's draws not to depend on which models ran
-    before it in the worker: sampled after a model of the same structure (a hit) or alone."""
-    kwargs = dict(draws=40, tune=40, random_seed=3, **SAMPLE)
-    draws = []
-    for before in (True, False):
-        shared.clear()
-        cache.clear()
-        if before:
-            shared_density(constant_model(X + 0.7))
-        model = constant_model(X * 0.5)
-        with shared.sharing(), model:
-            step = ExchangeMC(n_rungs=4, explorer="mala")
-            draws.append(pm.sample(step=step, **kwargs).posterior.mu.values)
-    np.testing.assert_array_equal(draws[0], draws[1])
-
-
-def test_outside_sharing_the_density_is_compiled_as_before():
-    """Without shared.sharing() nothing is lifted (a plain pm.sample keeps its draws bit for
-    bit): the batched function takes the replicas alone."""
-    model = constant_model(X)
-    density = compile_tempered_density(model, model.value_vars, model.initial_point())
-    assert not isinstance(density.batched, shared.BoundFunction)
-    assert len(density.batched.maker.fgraph.inputs) == 1
-
-
-def test_another_thread_compiles_its_own():
-    """A compiled function keeps its intermediate values: two threads (a Dask worker with
-    several) must not call one at once, so a model in another thread is a miss."""
-    import threading
-
-    shared.clear()
-    a = shared_density(constant_model(X))
-    other = {}
-    thread = threading.Thread(target=lambda: other.update(b=shared_density(constant_model(X))))
-    thread.start()
-    thread.join()
-    assert other["b"].batched.fn is not a.batched.fn
-    assert not shared.enabled()  # sharing() is per thread and undone on exit
