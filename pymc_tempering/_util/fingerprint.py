@@ -45,11 +45,14 @@ def _structure(model) -> tuple:
     """What ``model.varlogp`` and ``model.datalogp`` are built from, compared by identity."""
     rvs = [*model.free_RVs, *model.observed_RVs]
     return (
-        len(rvs), len(model.potentials), model.name, *rvs,
+        len(rvs),
+        len(model.potentials),
+        model.name,
+        *rvs,
         *(model.rvs_to_values[rv] for rv in rvs),
         *(model.rvs_to_transforms.get(rv) for rv in rvs),
         *model.potentials,
-    )  # fmt: skip
+    )
 
 
 def model_logp_graphs(model) -> tuple:

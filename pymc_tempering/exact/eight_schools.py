@@ -122,8 +122,9 @@ def eight_schools_mean_loglik(betas, y=EIGHT_SCHOOLS_Y, sigma=EIGHT_SCHOOLS_SIGM
     betas = np.atleast_1d(np.asarray(betas, dtype=float))
     return np.array(
         [
-            _schools_tau_quad(b, y, sigma, prior["mu_sd"], prior["tau_scale"])[1] if b > 0
+            _schools_tau_quad(b, y, sigma, prior["mu_sd"], prior["tau_scale"])[1]
+            if b > 0
             else -np.inf
             for b in betas
         ]
-    )  # fmt: skip
+    )

@@ -42,6 +42,8 @@ def two_mode_log_evidence(weights=TWO_MODE_WEIGHTS, means=TWO_MODE_MEANS, prior_
     """
     means = np.asarray(means, dtype=float)
     cov = (prior_sd**2 + 1.0) * np.eye(means.shape[1])
-    logs = [np.log(w) + stats.multivariate_normal(np.zeros(mu.size), cov).logpdf(mu)
-            for w, mu in zip(weights, means, strict=True)]  # fmt: skip
+    logs = [
+        np.log(w) + stats.multivariate_normal(np.zeros(mu.size), cov).logpdf(mu)
+        for w, mu in zip(weights, means, strict=True)
+    ]
     return float(np.logaddexp.reduce(logs))

@@ -72,8 +72,9 @@ def _swap_rows(a, i):
         a[i, j], a[i + 1, j] = a[i + 1, j], a[i, j]
 
 
-def finish_sweep(replicas: Replicas, proposal: Proposal, draws: SweepDraws, betas, last_end,
-                 record) -> int:  # fmt: skip
+def finish_sweep(
+    replicas: Replicas, proposal: Proposal, draws: SweepDraws, betas, last_end, record
+) -> int:
     """Accept/reject every rung's proposal, swap the pairs ``draws.lower``, count round trips.
 
     ``replicas`` and ``last_end`` (the round-trip recorder, per replica id) are updated in
@@ -86,9 +87,25 @@ def finish_sweep(replicas: Replicas, proposal: Proposal, draws: SweepDraws, beta
 
 
 @numba.njit(cache=True, nogil=True)
-def sweep_kernel(x, aux, logprior, loglik, rung_replica, prop_x, prop_aux, prop_logprior,
-                 prop_loglik, log_q_ratio, exact_first, log_u_accept, lower, log_u_swap, betas,
-                 last_end, record):  # fmt: skip
+def sweep_kernel(
+    x,
+    aux,
+    logprior,
+    loglik,
+    rung_replica,
+    prop_x,
+    prop_aux,
+    prop_logprior,
+    prop_loglik,
+    log_q_ratio,
+    exact_first,
+    log_u_accept,
+    lower,
+    log_u_swap,
+    betas,
+    last_end,
+    record,
+):
     """:func:`finish_sweep` on the records' fields, in their order.
 
     Element loops, not slice assignments (``x[rung, :] = ...``): numba lowers those to generic
@@ -97,9 +114,14 @@ def sweep_kernel(x, aux, logprior, loglik, rung_replica, prop_x, prop_aux, prop_
     n_rungs = x.shape[0]
     for rung in range(n_rungs):
         ratio = log_accept_ratio(
-            betas[rung], logprior[rung], loglik[rung], prop_logprior[rung], prop_loglik[rung],
-            log_q_ratio[rung], rung == 0 and exact_first,
-        )  # fmt: skip
+            betas[rung],
+            logprior[rung],
+            loglik[rung],
+            prop_logprior[rung],
+            prop_loglik[rung],
+            log_q_ratio[rung],
+            rung == 0 and exact_first,
+        )
         record[ACCEPT, rung] = ratio
         accepted = log_u_accept[rung] < ratio
         record[ACCEPTED, rung] = 1.0 if accepted else 0.0

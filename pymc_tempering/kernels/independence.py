@@ -92,8 +92,12 @@ def store_draws(tuning: FitTuning, x) -> FitTuning:
 
 def take_rungs(fit: IndependenceFit, rungs) -> IndependenceFit:
     """The fit of rungs ``rungs`` (an index array), in that order."""
-    return fit._replace(**{name: getattr(fit, name)[rungs] for name in
-                           ("log_weight", "mean", "chol", "inv_chol", "log_scale")})  # fmt: skip
+    return fit._replace(
+        **{
+            name: getattr(fit, name)[rungs]
+            for name in ("log_weight", "mean", "chol", "inv_chol", "log_scale")
+        }
+    )
 
 
 def _stored(tuning: FitTuning, pool: int = POOL) -> np.ndarray:
@@ -116,8 +120,9 @@ def _mixture_step(x, resp):
     with np.errstate(divide="ignore"):
         log_weight = np.log(n_k / x.shape[1])
     mean = (resp.transpose(0, 2, 1) @ x) / safe[..., None]
-    second = np.stack([(x * resp[..., k, None]).transpose(0, 2, 1) @ x for k in
-                       range(resp.shape[-1])], axis=1)  # fmt: skip
+    second = np.stack(
+        [(x * resp[..., k, None]).transpose(0, 2, 1) @ x for k in range(resp.shape[-1])], axis=1
+    )
     cov = second / safe[..., None, None] - mean[..., :, None] * mean[..., None, :]
     w = (d / (n_k + d))[..., None, None]
     diag = np.eye(d) * np.diagonal(cov, axis1=-2, axis2=-1)[..., None, :]
@@ -129,8 +134,13 @@ def _log_pdf(x, log_weight, mean, cov):
     d = x.shape[-1]
     inv_chol = np.linalg.inv(np.linalg.cholesky(cov))
     shift = (inv_chol @ mean[..., None])[..., 0]  # (R, K, d)
-    maha = np.stack([np.square(x @ inv_chol[:, k].transpose(0, 2, 1) - shift[:, k, None]).sum(-1)
-                     for k in range(mean.shape[1])], axis=1)  # fmt: skip
+    maha = np.stack(
+        [
+            np.square(x @ inv_chol[:, k].transpose(0, 2, 1) - shift[:, k, None]).sum(-1)
+            for k in range(mean.shape[1])
+        ],
+        axis=1,
+    )
     log_det = -np.log(np.diagonal(inv_chol, axis1=-2, axis2=-1)).sum(-1)
     return (log_weight - log_det - 0.5 * d * np.log(2 * np.pi))[..., None] - 0.5 * maha
 
@@ -207,8 +217,14 @@ def log_density(fit: IndependenceFit, x) -> np.ndarray:
     """``log q_l(x[l])`` per rung, up to a constant that is the same for every ``x`` on a
     rung (the t's normalising constant; it cancels in :func:`log_q_ratio`)."""
     out = np.empty(x.shape[0])
-    _log_density_kernel(fit.log_scale, fit.mean, fit.inv_chol, float(fit.df),
-                        np.ascontiguousarray(x, dtype=np.float64), out)  # fmt: skip
+    _log_density_kernel(
+        fit.log_scale,
+        fit.mean,
+        fit.inv_chol,
+        float(fit.df),
+        np.ascontiguousarray(x, dtype=np.float64),
+        out,
+    )
     return out
 
 

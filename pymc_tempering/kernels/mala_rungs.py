@@ -84,8 +84,19 @@ def mala_log_q_ratio(x, proposal, grad, prop_grad, noise, scale):
         )
 
 
-def mala_sweep(x, logprior, loglik, grad_prior, grad_lik, betas, noise, scale,
-               density_grad: Callable, rng, exact_draw=None):  # fmt: skip
+def mala_sweep(
+    x,
+    logprior,
+    loglik,
+    grad_prior,
+    grad_lik,
+    betas,
+    noise,
+    scale,
+    density_grad: Callable,
+    rng,
+    exact_draw=None,
+):
     """One MALA move on every rung: the readable NumPy oracle of ExchangeMC's MALA explorer
     (:class:`pymc_tempering.step_methods.exchange.explorers.Langevin`, whose accept rule runs
     compiled in
@@ -175,8 +186,9 @@ def _dense_log_q_kernel(u, z, prop_grad, chol, noise, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def _dense_hastings_kernel(u, z, grad_prior, grad_lik, betas, chol, noise, logprior, log_q,
-                           aux, logprior_out):  # fmt: skip
+def _dense_hastings_kernel(
+    u, z, grad_prior, grad_lik, betas, chol, noise, logprior, log_q, aux, logprior_out
+):
     n_rungs, d = u.shape
     prop_grad, t_grad = np.empty(d), np.empty(d)
     for r in range(n_rungs):
@@ -203,8 +215,9 @@ def dense_mala_hastings(u, z, grad_prior, grad_lik, betas, chol, noise, logprior
     )
     n_rungs, d = u.shape
     log_q, aux, logprior_out = np.empty(n_rungs), np.empty((n_rungs, 2 * d)), np.empty(n_rungs)
-    _dense_hastings_kernel(u, z, grad_prior, grad_lik, betas, chol, noise, logprior, log_q, aux,
-                           logprior_out)  # fmt: skip
+    _dense_hastings_kernel(
+        u, z, grad_prior, grad_lik, betas, chol, noise, logprior, log_q, aux, logprior_out
+    )
     return log_q, aux, logprior_out
 
 

@@ -48,8 +48,19 @@ def tempered(betas, loglik_diff) -> np.ndarray:
         return np.where(betas == 0, 0.0, betas * loglik_diff)
 
 
-def metropolis_accept(x, logprior, loglik, proposal, prop_logprior, prop_loglik, betas, rng,
-                      log_q_ratio=0.0, exact_rows=None, log_u=None):  # fmt: skip
+def metropolis_accept(
+    x,
+    logprior,
+    loglik,
+    proposal,
+    prop_logprior,
+    prop_loglik,
+    betas,
+    rng,
+    log_q_ratio=0.0,
+    exact_rows=None,
+    log_u=None,
+):
     """Accept or reject a batch of proposals, one per rung.
 
     ``log_u`` (per rung, log of U(0, 1) draws) decides acceptance; drawn from ``rng`` if not
@@ -130,9 +141,17 @@ def rwm_sweep(
         exact_rows[0] = True
     prop_logprior, prop_loglik = density(proposal)
     return metropolis_accept(
-        x, logprior, loglik, proposal, prop_logprior, prop_loglik, betas, rng,
-        exact_rows=exact_rows, log_u=log_u,
-    )  # fmt: skip
+        x,
+        logprior,
+        loglik,
+        proposal,
+        prop_logprior,
+        prop_loglik,
+        betas,
+        rng,
+        exact_rows=exact_rows,
+        log_u=log_u,
+    )
 
 
 def optimal_accept(n_params: int) -> float:

@@ -39,20 +39,33 @@ def plot_learning_coefficient(result, *, reference=None, band=2.0, ax=None):
     beta = result["beta_rung"].values
     keep = beta > 0
     axis.errorbar(
-        beta[keep], result["fluctuation_curve"].values[keep],
+        beta[keep],
+        result["fluctuation_curve"].values[keep],
         yerr=band * result["fluctuation_curve_mcse"].values[keep],
-        fmt="o-", ms=3, capsize=2, label=r"fluctuation $\beta^2\,\mathrm{Var}_\beta[\ell]$",
-    )  # fmt: skip
+        fmt="o-",
+        ms=3,
+        capsize=2,
+        label=r"fluctuation $\beta^2\,\mathrm{Var}_\beta[\ell]$",
+    )
     lower, upper = result["beta_lower"].values, result["beta_upper"].values
     pair = lower > 0
     axis.errorbar(
-        np.sqrt(lower[pair] * upper[pair]), result["two_temperature_curve"].values[pair],
+        np.sqrt(lower[pair] * upper[pair]),
+        result["two_temperature_curve"].values[pair],
         yerr=band * result["two_temperature_curve_mcse"].values[pair],
-        fmt="s--", ms=3, capsize=2, label="two-temperature (rung pairs)",
-    )  # fmt: skip
+        fmt="s--",
+        ms=3,
+        capsize=2,
+        label="two-temperature (rung pairs)",
+    )
     axis.axvline(float(result["beta"]), color="0.4", lw=0.8, ls=":")
-    axis.annotate(r"$\beta^* = 1/\log n$", (float(result["beta"]), 0.02),
-                  xycoords=("data", "axes fraction"), rotation=90, fontsize=8)  # fmt: skip
+    axis.annotate(
+        r"$\beta^* = 1/\log n$",
+        (float(result["beta"]), 0.02),
+        xycoords=("data", "axes fraction"),
+        rotation=90,
+        fontsize=8,
+    )
     if reference is not None:
         refs = reference if isinstance(reference, dict) else {"reference": reference}
         for i, (name, value) in enumerate(refs.items()):

@@ -131,11 +131,23 @@ def _draw_per_chain_ladders(axis, right, ds: xr.Dataset, barrier: xr.Dataset) ->
         values = per_chain["swap_accept"].sel(chain=chain).values
         have = np.isfinite(per_chain["beta_upper"].sel(chain=chain).values)
         offset = (k - (chains.size - 1) / 2) * width
-        axis.bar(mid[have] + offset, values[have], width=width, color=color, alpha=0.7,
-                 label=f"chain {chain}")  # fmt: skip
+        axis.bar(
+            mid[have] + offset,
+            values[have],
+            width=width,
+            color=color,
+            alpha=0.7,
+            label=f"chain {chain}",
+        )
         cumulative = barrier["cumulative_barrier"].sel(chain=chain).values
         rungs = np.flatnonzero(np.isfinite(ds["beta"].sel(chain=chain).values))
-        right.plot(rungs, cumulative[rungs], "-", color=color, lw=2,
-                   label=f"{_BARRIER_LABEL}, chain {chain}")  # fmt: skip
+        right.plot(
+            rungs,
+            cumulative[rungs],
+            "-",
+            color=color,
+            lw=2,
+            label=f"{_BARRIER_LABEL}, chain {chain}",
+        )
         n_used.append(rungs.size)
     return n_used

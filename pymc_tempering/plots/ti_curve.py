@@ -88,8 +88,9 @@ def _draw_ti_panel(axis, scale, curves, band, z_label):
         else:
             _, beta, mean, _, _ = curves[0]
             label = "area from curve to 0" + ("" if z_label.startswith("$+") else ":")
-            axis.fill_between(beta, mean, 0.0, color=BLUE, alpha=0.25, lw=0,
-                              label=f"{label} {z_label}")  # fmt: skip
+            axis.fill_between(
+                beta, mean, 0.0, color=BLUE, alpha=0.25, lw=0, label=f"{label} {z_label}"
+            )
         axis.axhline(0.0, color=GREY, lw=0.8)
     else:
         positive = np.concatenate([c[1][c[1] > 0] for c in curves])
@@ -104,17 +105,29 @@ def _draw_ti_panel(axis, scale, curves, band, z_label):
         b, m, e = beta[keep], mean[keep], band * mcse[keep]
         if not keep.all():
             note = " (finite draws)" if zero[0] > 0 else ""
-            axis.axhline(mean[0], color=color, ls="--", lw=1.0,
-                         label=rf"$\beta = 0$: {mean[0]:.1f}{note}{suffix}")  # fmt: skip
-        axis.fill_between(b, m - e, m + e, color=color if per_chain else ORANGE,
-                          alpha=0.3 if per_chain else 0.45, lw=0,
-                          label=rf"$\pm{band:g}$ MCSE" if k == 0 else None)  # fmt: skip
+            axis.axhline(
+                mean[0],
+                color=color,
+                ls="--",
+                lw=1.0,
+                label=rf"$\beta = 0$: {mean[0]:.1f}{note}{suffix}",
+            )
+        axis.fill_between(
+            b,
+            m - e,
+            m + e,
+            color=color if per_chain else ORANGE,
+            alpha=0.3 if per_chain else 0.45,
+            lw=0,
+            label=rf"$\pm{band:g}$ MCSE" if k == 0 else None,
+        )
         axis.plot(b, m, "o-", color=color, ms=3.5, lw=1.2, label=f"rung mean{suffix}")
         hollow = zero[keep] > 0
         axis.plot(b[hollow], m[hollow], "o", ms=7, mfc="w", mec=color, mew=1.5)
     if any((c[4] > 0).any() for c in curves):
-        axis.plot([], [], "o", ms=7, mfc="w", mec=GREY, mew=1.5,
-                  label=_zero_likelihood_label(curves))  # fmt: skip
+        axis.plot(
+            [], [], "o", ms=7, mfc="w", mec=GREY, mew=1.5, label=_zero_likelihood_label(curves)
+        )
     axis.set_xlabel(r"inverse temperature $\beta$" + (" (log scale)" if scale == "log" else ""))
     axis.grid(alpha=0.3)
     axis.legend(loc="best", fontsize="small", frameon=True)

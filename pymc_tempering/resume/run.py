@@ -202,8 +202,14 @@ def concatenate_draws(first, second) -> xr.DataTree:
             continue
         more = second[name].to_dataset()
         more = more.assign_coords(draw=more["draw"].values + n_first)
-        joined = xr.concat([ds, more], dim="draw", data_vars="minimal", coords="minimal",
-                           compat="override", join="override")  # fmt: skip
+        joined = xr.concat(
+            [ds, more],
+            dim="draw",
+            data_vars="minimal",
+            coords="minimal",
+            compat="override",
+            join="override",
+        )
         joined.attrs = {**ds.attrs, **_joined_attrs(ds.attrs, more.attrs)}
         groups[name] = joined
     return xr.DataTree.from_dict(groups)
@@ -217,8 +223,9 @@ def _joined_attrs(a: dict, b: dict) -> dict:
     return out
 
 
-def continue_sampling(idata, draws: int, *, model=None, step=None, cores=None,
-                      random_seed=None, **sample_kwargs):  # fmt: skip
+def continue_sampling(
+    idata, draws: int, *, model=None, step=None, cores=None, random_seed=None, **sample_kwargs
+):
     """Continue every chain of ``idata`` by ``draws`` draws and return the joined DataTree.
 
     Each chain restarts from the state saved in ``idata`` (replica states on every rung,
@@ -267,7 +274,13 @@ def continue_sampling(idata, draws: int, *, model=None, step=None, cores=None,
         if name in sample_kwargs:
             raise ValueError(f"continue_sampling sets `{name}`; do not pass it.")
     more = pm.sample(
-        draws=draws, tune=0, step=step, chains=len(step._resume_records), cores=cores,
-        random_seed=random_seed, model=model, **sample_kwargs,
-    )  # fmt: skip
+        draws=draws,
+        tune=0,
+        step=step,
+        chains=len(step._resume_records),
+        cores=cores,
+        random_seed=random_seed,
+        model=model,
+        **sample_kwargs,
+    )
     return concatenate_draws(idata, more)

@@ -27,8 +27,13 @@ class ChainTrace(NDArray):
         self._stacked = set()  # (sampler index, stat name) kept as (draws, *shape) arrays
 
     def __copy__(self):  # PyMC copies the given trace for each chain
-        return type(self)(model=self.model, vars=self.vars, fn=self.fn,
-                          var_shapes=self.var_shapes, var_dtypes=self.var_dtypes)  # fmt: skip
+        return type(self)(
+            model=self.model,
+            vars=self.vars,
+            fn=self.fn,
+            var_shapes=self.var_shapes,
+            var_dtypes=self.var_dtypes,
+        )
 
     def setup(self, draws, chain, sampler_vars=None) -> None:
         if self._stacked:  # a second setup concatenates 1-D object arrays: give PyMC its own

@@ -227,9 +227,12 @@ def _sample(task: ModelTask, model):
         with warnings.catch_warnings(), _interrupts_seen() as interrupts, _quick_graphs():
             warnings.simplefilter("ignore", EvidenceWarning)
             result, idata = marginal_likelihood(
-                model, random_seed=task.seed, return_idata=True, progressbar=False,
+                model,
+                random_seed=task.seed,
+                return_idata=True,
+                progressbar=False,
                 **{"cores": 1, **_chain_traces(model, task.settings), **task.settings},
-            )  # fmt: skip
+            )
     except _Interrupted:
         raise KeyboardInterrupt(f"model {task.name!r} was interrupted while sampling") from None
     finally:

@@ -27,9 +27,17 @@ __all__ = ["compare_models"]
 
 #: Columns added to compare_evidence's table, in order.
 TABLE_COLUMNS = (
-    "rank", "log_marginal_likelihood", "mcse", "log_bayes_factor", "log_bayes_factor_mcse",
-    "model_probability", "model_probability_mcse", "method", "warning", "ess",
-)  # fmt: skip
+    "rank",
+    "log_marginal_likelihood",
+    "mcse",
+    "log_bayes_factor",
+    "log_bayes_factor_mcse",
+    "model_probability",
+    "model_probability_mcse",
+    "method",
+    "warning",
+    "ess",
+)
 DIAGNOSTICS = ("ess", "min_swap_accept", "round_trips", "wall_time", "error", "from_store", "file")
 
 
@@ -116,11 +124,15 @@ def _plan(models, executor, store, seed, user_seed, digest, settings):
         payload = built if executor is None else _payload(name, model)
         tasks.append(
             ModelTask(
-                name, payload, key, model_seed(seed, name), settings,
+                name,
+                payload,
+                key,
+                model_seed(seed, name),
+                settings,
                 store=None if store is None else str(store.path),
                 own_compiledir=executor is not None,
             )
-        )  # fmt: skip
+        )
     return tasks, done
 
 

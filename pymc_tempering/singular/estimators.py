@@ -291,9 +291,18 @@ def learning_coefficient(data, n_obs=None, method="two_temperature") -> xr.Datas
             "the run has not mixed; read the curve (pmt.plot_learning_coefficient)"
         )
     curve = _curve(betas, loglik)
-    return _lambda_dataset(ds, betas, n, method, chosen, (fluct_terms, fluct_mcse),
-                           (pair_terms, pair_mcse, low), curve, ess_fraction,
-                           _warn(problems, "learning_coefficient"))  # fmt: skip
+    return _lambda_dataset(
+        ds,
+        betas,
+        n,
+        method,
+        chosen,
+        (fluct_terms, fluct_mcse),
+        (pair_terms, pair_mcse, low),
+        curve,
+        ess_fraction,
+        _warn(problems, "learning_coefficient"),
+    )
 
 
 def _lambda_dataset(ds, betas, n, method, chosen, fluct, pair, curve, ess_fraction, warning):

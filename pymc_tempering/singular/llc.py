@@ -97,8 +97,11 @@ def _step(model, sampler, beta, localization, center, step_size, minibatch_model
 def _sample(model, sampler, beta, localization, center, step_size, minibatch_model, kwargs):
     target, step = _step(model, sampler, beta, localization, center, step_size, minibatch_model)
     kwargs = {"progressbar": False, "compute_convergence_checks": False, **kwargs}
-    start = {rv.name: center[model.rvs_to_values[rv].name] for rv in model.free_RVs
-             if model.rvs_to_values[rv].name == rv.name}  # fmt: skip
+    start = {
+        rv.name: center[model.rvs_to_values[rv].name]
+        for rv in model.free_RVs
+        if model.rvs_to_values[rv].name == rv.name
+    }
     with target, warnings.catch_warnings():
         warnings.filterwarnings("ignore", ".*number of samples is too small.*")
         return pm.sample(step=step, initvals=start or None, **kwargs)
@@ -134,9 +137,9 @@ def _share_problems(shares, localization_given):
     fix = []
     if loc > SHARE_LIMIT / 2:
         fix.append(
-            "lower `localization`" + (" (or pass localization=None for the default rule)"
-                                      if localization_given else "")
-        )  # fmt: skip
+            "lower `localization`"
+            + (" (or pass localization=None for the default rule)" if localization_given else "")
+        )
     if prior > SHARE_LIMIT / 2:
         fix.append(
             "the prior confines directions the likelihood barely pulls (a singular w*, or a "
@@ -266,8 +269,10 @@ def local_learning_coefficient(
             small = _sample(model, sampler, *run, step_size / 4, minibatch_model, sample_kwargs)
             small_terms = _estimate(model, small, density, loglik_center, beta)[0]
             small_mcse = mean_mcse(small_terms).mcse
-            extra = {"step_size_check": float(small_terms.mean()),
-                     "step_size_check_mcse": float(small_mcse)}  # fmt: skip
+            extra = {
+                "step_size_check": float(small_terms.mean()),
+                "step_size_check_mcse": float(small_mcse),
+            }
             gap = terms.mean() - small_terms.mean()
             if abs(gap) > 4 * np.hypot(mcse, small_mcse):
                 problems.append(
@@ -276,8 +281,13 @@ def local_learning_coefficient(
                     "step is too large for this target; use a smaller step_size or "
                     "sampler='mala'"
                 )
-    attrs = {"beta": beta, "n_obs": n, "localization": float(localization), "sampler": sampler,
-             "step_size": np.nan if step_size is None else step_size}  # fmt: skip
+    attrs = {
+        "beta": beta,
+        "n_obs": n,
+        "localization": float(localization),
+        "sampler": sampler,
+        "step_size": np.nan if step_size is None else step_size,
+    }
     extra = {**extra, "localization_share": shares[0], "prior_share": shares[1]}
     stats = (mcse, ess, per_chain, per_chain_mcse)
     return _result(

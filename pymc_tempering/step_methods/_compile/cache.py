@@ -44,6 +44,7 @@ def compile_key(kind, vars, initial_point, compile_kwargs, **options):
     )
     config = pytensor.config
     settings = (config.floatX, str(config.mode), str(config.linker), check_bounds)
+    settings += (bool(config.numba__fastmath),)  # the kernels round differently without it
     return (kind, shapes, tuple(sorted(kwargs.items())), tuple(sorted(options.items())), settings)
 
 
