@@ -22,8 +22,12 @@ from pymc_tempering.evidence.core import bennett as kernels
 from pymc_tempering.evidence.core.mcse import mean_mcse as _mcse
 from pymc_tempering.evidence.core.tempered import power_posterior_moments
 from pymc_tempering.evidence.tempered import pool_chains
-from pymc_tempering.resume.run import saved_step
-from pymc_tempering.trace import chains, has_per_chain_ladders, tempering_dataset
+from pymc_tempering.trace import (
+    chains,
+    evidence_ladder_run,
+    has_per_chain_ladders,
+    tempering_dataset,
+)
 
 __all__ = ["bar", "mbar", "acceptance_ratio_evidence"]
 
@@ -106,7 +110,7 @@ def acceptance_ratio_evidence(data, estimator: str) -> tuple[xr.Dataset, list[st
         ]
     else:
         result, problems = _one_ladder(ds, estimator)
-    problems = problems + ladder_problems(saved_step(data))
+    problems = problems + ladder_problems(evidence_ladder_run(data))
     result.attrs.update(method=_NAMES[estimator], observed_data=observed_fingerprint(data))
     return result, problems
 

@@ -13,8 +13,10 @@ What they guard against, for thermodynamic integration (TI) and stepping stone (
   MCSE, or the corrected rule leaves the bracket that monotonicity of
   :math:`E_\\beta[\\ell]` guarantees (left and right Riemann sums);
 * heavy tails: a rung's log-likelihood draws that matter to TI, or a stone's importance
-  weights (SS), have a Pareto tail :math:`\\hat k` at which the MCSE means nothing (Vehtari et
-  al. 2024);
+  weights (SS), have a Pareto tail :math:`\\hat k` (ArviZ's) at which the MCSE means nothing
+  (Vehtari et al. 2024), or tied weights that fit no tail rest on a few draws
+  (docs/decisions/001);
+* the ladder was re-placed for the evidence during tuning (the run's ``evidence_ladder`` stat);
 * disagreement: TI and SS computed from the same draws differ by more than their Monte Carlo
   error explains and by more than the estimate's own error bar.
 """
@@ -24,7 +26,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from pymc_tempering.evidence.core.tempered import khat_threshold
+from pymc_tempering.evidence.core.tempered import MIN_TAIL_VALUES, khat_threshold
 
 __all__ = [
     "EvidenceWarning",
@@ -154,9 +156,16 @@ def quadrature_problems(betas, mean, corrected, discretisation_error, mcse) -> l
     return problems
 
 
-def tail_problems(n_draws: int, mcse: float, rung_khat=None, influence=None, stone_khat=None):
+def tail_problems(
+    n_draws: int, mcse: float, rung_khat=None, influence=None, stone_khat=None,
+    stone_concentration=None,
+) -> list[str]:  # fmt: skip
     """Heavy tails: of a rung's log-likelihood where its extreme draws move TI's estimate by
-    more than a tenth of its MCSE, and of a stone's importance weights (SS)."""
+    more than a tenth of its MCSE, and of a stone's importance weights (SS): a Pareto
+    :math:`\\hat k` above :func:`~pymc_tempering.evidence.core.tempered.khat_threshold`, or,
+    where tied weights leave no tail to fit (a discrete model: ``stone_khat`` NaN), a few draws
+    that move the stone's log ratio by more than the MCSE (``stone_concentration``, from
+    :func:`~pymc_tempering.evidence.core.tempered.weight_concentration`)."""
     problems = []
     if rung_khat is not None:
         heavy = np.flatnonzero((rung_khat > MAX_TERMS_KHAT) & (influence > 0.1 * mcse))
@@ -177,18 +186,27 @@ def tail_problems(n_draws: int, mcse: float, rung_khat=None, influence=None, sto
                 f"{khat_threshold(n_draws):.2f}): their log ratios and MCSE are unreliable; "
                 "add rungs between those betas"
             )
+    if stone_concentration is not None:
+        tied = np.isnan(stone_khat) if stone_khat is not None else True
+        few = np.flatnonzero(tied & (stone_concentration > mcse))
+        if few.size:
+            problems.append(
+                f"{few.size} stones (lower rungs {_some(few)}) rest on their "
+                f"{MIN_TAIL_VALUES - 1} largest importance weights, which move the log ratio by "
+                f"up to {np.max(stone_concentration[few]):.3g} (more than the MCSE, {mcse:.2g}), "
+                "and no Pareto tail fits these tied weights: their log ratios and MCSE are "
+                "unreliable; add rungs between those betas"
+            )
     return problems
 
 
-def ladder_problems(step: dict | None) -> list[str]:
-    """The caveat of a ladder re-placed for the evidence during tuning, from the step the run
-    records (:func:`pymc_tempering.resume.run.saved_step`): a run built by hand with
-    ``ExchangeMC(ladder="adaptive", ladder_objective="evidence")`` gets it as
-    ``marginal_likelihood(ladder="adaptive")`` does."""
-    kwargs = (step or {}).get("kwargs", {})
-    if kwargs.get("ladder") == "adaptive" and kwargs.get("ladder_objective") == "evidence":
-        return [EVIDENCE_LADDER_CAVEAT]
-    return []
+def ladder_problems(evidence_ladder: bool | None) -> list[str]:
+    """The caveat of a ladder re-placed for the evidence during tuning, given the run's
+    ``evidence_ladder`` stat (:func:`pymc_tempering.trace.evidence_ladder_run`: ExchangeMC sets
+    it when ``ladder="adaptive"`` and ``ladder_objective="evidence"``): a run built by hand gets
+    it as ``marginal_likelihood(ladder="adaptive")`` does. ``None`` (older traces, other step
+    methods: no such stat) and ``False`` get none."""
+    return [EVIDENCE_LADDER_CAVEAT] if evidence_ladder else []
 
 
 def agreement_problems(estimate, mcse, other, other_name, diff_mcse) -> list[str]:

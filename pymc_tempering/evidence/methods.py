@@ -23,10 +23,7 @@ METHODS = {
     "bar": "bennett_acceptance_ratio",
     "mbar": "mbar",
 }
-#: the estimator :func:`compare_evidence` reads by default. Thermodynamic integration: on
-#: marginal_likelihood's ladder (256 rungs, 8 chains x 1000 draws) TI, SS and BAR had the same
-#: error and MCSE coverage over 50 seeds (egg box rms error 0.043, 0.042, 0.043; lecture 0.0070,
-#: 0.0068, 0.0070; coverage 0.94 each), BAR costing 1.5x their estimation time and MBAR 30 s.
+#: the estimator :func:`compare_evidence` reads by default (docs/decisions/002)
 DEFAULT_METHOD = "ti"
 _FULL = {full: full for full in METHODS.values()}
 

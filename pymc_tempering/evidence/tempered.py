@@ -50,9 +50,14 @@ from pymc_tempering.evidence.core.tempered import (
     ti_draws,
     ti_quadrature,
     ti_rung_tails,
+    weight_concentration,
 )
-from pymc_tempering.resume.run import saved_step
-from pymc_tempering.trace import chains, has_per_chain_ladders, tempering_dataset
+from pymc_tempering.trace import (
+    chains,
+    evidence_ladder_run,
+    has_per_chain_ladders,
+    tempering_dataset,
+)
 
 __all__ = [
     "EvidenceWarning",
@@ -112,9 +117,9 @@ def _evidence(ds: xr.Dataset, method: str, counts: bool = True) -> EvidenceEstim
         (ti_mcse, ti_ess), (ss_mcse, ss_ess) = mean_mcse(ti_terms), mean_mcse(ss_terms)
         diff_mcse = mean_mcse(ti_terms - ss_terms).mcse
         log_support = float(np.log(support[0]))
-        stone_khat = pareto_khat(
-            np.diff(betas) * loglik[..., :-1].reshape(n_draws, -1), axis=0, log=True
-        )
+        log_weights = np.diff(betas) * loglik[..., :-1].reshape(n_draws, -1)
+        stone_khat = pareto_khat(log_weights, axis=0, log=True)
+        concentration = weight_concentration(log_weights, axis=0)
     if support[0] == 0:  # no prior draw has non-zero likelihood: nothing else can be checked
         ti_value = ss_value = -np.inf
         discretisation = np.nan
@@ -131,7 +136,9 @@ def _evidence(ds: xr.Dataset, method: str, counts: bool = True) -> EvidenceEstim
         )
         ss_problems = (
             sampling_problems(ds, betas, ess_rung, float(ss_ess), support, counts)
-            + tail_problems(n_draws, float(ss_mcse), stone_khat=stone_khat)
+            + tail_problems(
+                n_draws, float(ss_mcse), stone_khat=stone_khat, stone_concentration=concentration
+            )
             + agreement_problems(ss_value, ss_mcse, ti_value, ESTIMATORS[0], diff_mcse)
         )
     rung = _RungMoments(mean, sd / np.sqrt(ess_rung), var, ess_rung, support)
@@ -237,7 +244,7 @@ def estimate_evidence(data, method="corrected") -> EvidenceEstimates:
     else:
         one = _evidence(ds, method)
         ti, ss, ti_problems, ss_problems = one.ti, one.ss, one.ti_problems, one.ss_problems
-    caveat = ladder_problems(saved_step(data))
+    caveat = ladder_problems(evidence_ladder_run(data))
     fingerprint = observed_fingerprint(data)
     ti.attrs["observed_data"] = ss.attrs["observed_data"] = fingerprint
     return EvidenceEstimates(ti, ss, ti_problems + caveat, ss_problems + caveat)
@@ -331,14 +338,17 @@ def stepping_stone(data) -> xr.Dataset:
     xarray.Dataset
         Scalars ``log_marginal_likelihood``, ``mcse``, ``ess``; per neighbouring pair (dim
         ``rung_pair``, coords ``beta_lower``, ``beta_upper``) ``log_ratio`` and ``pareto_k``
-        (the tail of the stone's importance weights; above 0.7 the stone is unreliable).
+        (the tail of the stone's importance weights, the k of ``az.loo``; above 0.7 the stone is
+        unreliable; NaN where tied weights, as a discrete model gives, fit no tail).
         ``attrs`` as :func:`thermodynamic_integration`'s.
 
     Warns
     -----
     EvidenceWarning
         For the sampling problems of :func:`thermodynamic_integration`, stones with
-        heavy-tailed weights, or disagreement with thermodynamic integration on the same draws.
+        heavy-tailed weights or, where tied weights fit no tail, whose few largest weights move
+        the estimate by more than its MCSE, or disagreement with thermodynamic integration on
+        the same draws.
 
     Notes
     -----

@@ -17,8 +17,11 @@ from helpers import recompiled
 
 import pymc_tempering as pmt
 from pymc_tempering import exact
+from pymc_tempering.evidence import checks
+from pymc_tempering.evidence.core.tempered import khat_threshold
 from pymc_tempering.kernels import fused
 from pymc_tempering.kernels.rules import log_accept_ratio
+from pymc_tempering.trace import evidence_ladder_run
 
 SAMPLE = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
 
@@ -298,3 +301,141 @@ def test_a_resized_ladder_never_puts_a_zero_likelihood_state_above_beta_0():
     step.ladder_round = {"rejection": None, "count": None, "ll": None}
     step._resize_rungs(old)
     assert np.isfinite(step.loglik[1:]).all(), step.loglik
+
+
+# --- each threshold of evidence/checks.py, just below and just above (issue 33.4) ---------------
+
+
+def _flagged(problems, text):
+    return any(text in p for p in problems)
+
+
+def _swap_ds(rate, n_draws=1000):
+    swap = np.full((2, n_draws // 2, 3), rate)
+    return xr.Dataset({"swap_accept": (("chain", "draw", "rung_pair"), swap)})
+
+
+_EPS = 1.01  # just above a threshold; 1 / _EPS just below
+# the thresholds the docstrings promise, written out: a constant changed in checks.py fails here
+MIN_DRAWS, MIN_ESS, MIN_SWAP_RATE, MIN_SUPPORT_DRAWS, MAX_TERMS_KHAT = 400, 100, 0.01, 100, 0.5
+
+
+def test_draw_and_ess_counts_flag_just_below_their_thresholds():
+    ess = np.full(4, 1e4)
+    assert _flagged(checks.count_problems(MIN_DRAWS - 1, ess, 1e4), "draws per rung")
+    assert not checks.count_problems(MIN_DRAWS, ess, 1e4)
+    low = ess.copy()
+    low[2] = MIN_ESS / _EPS
+    assert _flagged(checks.count_problems(1000, low, 1e4), "ESS below")
+    low[2] = MIN_ESS
+    assert not checks.count_problems(1000, low, 1e4)
+    assert _flagged(checks.count_problems(1000, ess, MIN_ESS / _EPS), "estimate's ESS")
+    assert not checks.count_problems(1000, ess, MIN_ESS)
+
+
+def test_swap_rate_flags_just_below_its_threshold():
+    betas, ess, support = np.array([0.0, 0.1, 0.5, 1.0]), np.full(4, 1e4), np.ones(4)
+    for rate, flagged in (
+        (MIN_SWAP_RATE / _EPS, True),
+        (MIN_SWAP_RATE * _EPS, False),
+    ):
+        found = checks.sampling_problems(_swap_ds(rate), betas, ess, 1e4, support)
+        assert _flagged(found, "swap with rate below") is flagged, rate
+
+
+def test_support_draws_flag_just_below_their_threshold():
+    betas, ess = np.array([0.0, 0.1, 1.0]), np.full(3, 1e4)
+    n_draws = 1000
+    for inside, flagged in (
+        (MIN_SUPPORT_DRAWS - 1, True),
+        (MIN_SUPPORT_DRAWS, False),
+    ):
+        support = np.array([inside / n_draws, 1.0, 1.0])
+        found = checks.sampling_problems(_swap_ds(0.5, n_draws), betas, ess, 1e4, support)
+        assert _flagged(found, "non-zero likelihood") is flagged, inside
+
+
+def test_quadrature_error_flags_just_above_the_mcse():
+    betas, mean = np.array([0.0, 0.5, 1.0]), np.array([-3.0, -2.0, -1.0])  # bracket [-2.5, -1.5]
+    mcse = 0.01
+    assert _flagged(checks.quadrature_problems(betas, mean, -2.0, mcse * _EPS, mcse), "quadrature")
+    assert not checks.quadrature_problems(betas, mean, -2.0, mcse / _EPS, mcse)
+    assert _flagged(checks.pooled_quadrature_problems(mcse * _EPS, mcse), "pooled")
+    assert not checks.pooled_quadrature_problems(mcse / _EPS, mcse)
+    # the monotone bracket, 4 MCSE wide on each side
+    outside, inside = 4 * mcse * _EPS, 4 * mcse / _EPS
+    cases = ((-1.5 + outside, True), (-1.5 + inside, False), (-2.5 - outside, True),
+             (-2.5 - inside, False))  # fmt: skip
+    for corrected, flagged in cases:
+        found = checks.quadrature_problems(betas, mean, corrected, 0.0, mcse)
+        assert _flagged(found, "leaves the bracket") is flagged, corrected
+
+
+def test_rung_tails_flag_just_above_khat_and_influence_thresholds():
+    mcse, k = 0.01, MAX_TERMS_KHAT
+    for khat, influence, flagged in (
+        (k * _EPS, 0.1 * mcse * _EPS, True),
+        (k / _EPS, 0.1 * mcse * _EPS, False),
+        (k * _EPS, 0.1 * mcse / _EPS, False),
+    ):
+        found = checks.tail_problems(1000, mcse, np.array([khat]), np.array([influence]))
+        assert _flagged(found, "heavy-tailed loglik") is flagged, (khat, influence)
+
+
+def test_stone_tails_flag_just_above_the_khat_threshold_and_the_mcse():
+    n_draws, mcse = 2000, 0.01
+    limit = min(1 - 1 / np.log10(n_draws), 0.7)  # Vehtari et al. (2024)
+    assert khat_threshold(n_draws) == limit
+    for khat, flagged in ((limit * _EPS, True), (limit / _EPS, False)):
+        found = checks.tail_problems(n_draws, mcse, stone_khat=np.array([khat]))
+        assert _flagged(found, "heavy-tailed importance") is flagged, khat
+    # tied weights (khat NaN): a few draws moving the log ratio by more than the MCSE
+    for concentration, flagged in ((mcse * _EPS, True), (mcse / _EPS, False)):
+        found = checks.tail_problems(
+            n_draws, mcse, stone_khat=np.array([np.nan]),
+            stone_concentration=np.array([concentration]),
+        )  # fmt: skip
+        assert _flagged(found, "largest importance weights") is flagged, concentration
+    found = checks.tail_problems(  # a fitted tail below the threshold decides alone
+        n_draws, mcse, stone_khat=np.array([0.2]), stone_concentration=np.array([10 * mcse])
+    )
+    assert not found
+
+
+def test_disagreement_flags_beyond_four_mcse_of_the_difference_and_the_mcse():
+    diff_mcse, mcse = 0.01, 0.02
+    for gap, flagged in ((4 * diff_mcse * _EPS, True), (4 * diff_mcse / _EPS, False)):
+        found = checks.agreement_problems(0.0, mcse / 10, gap, "stepping_stone", diff_mcse)
+        assert _flagged(found, "on the same draws") is flagged, gap
+    for gap, flagged in ((mcse * _EPS, True), (mcse / _EPS, False)):  # gap beyond the MCSE too
+        found = checks.agreement_problems(0.0, mcse, gap, "stepping_stone", diff_mcse / 10)
+        assert _flagged(found, "on the same draws") is flagged, gap
+
+
+def test_the_evidence_ladder_caveat_comes_from_the_stat():
+    """Any draw with ``evidence_ladder`` True brings the caveat; all False, or no such stat
+    (older traces, other step methods), none. Read from a DataTree or its sample stats."""
+    draws = np.zeros((2, 5), dtype=bool)
+    stats = xr.Dataset({"evidence_ladder": (("chain", "draw"), draws)})
+    assert checks.ladder_problems(evidence_ladder_run(stats)) == []
+    assert checks.ladder_problems(evidence_ladder_run(stats.drop_vars("evidence_ladder"))) == []
+    draws[1, 3] = True
+    stats = xr.Dataset({"evidence_ladder": (("chain", "draw"), draws)})
+    tree = xr.DataTree.from_dict({"sample_stats": stats})
+    for data in (stats, tree, tree["sample_stats"]):
+        assert checks.ladder_problems(evidence_ladder_run(data)) == [checks.EVIDENCE_LADDER_CAVEAT]
+
+
+def test_every_reader_adds_the_caveat_once_from_the_stat(support_run):
+    """TI, SS, BAR and MBAR read the stat, not the sampler's arguments: a run given the stat by
+    hand gets the caveat once in each warning; the same run without it, none."""
+    _, idata = support_run
+    stats = idata["sample_stats"].to_dataset()
+    flag = xr.DataArray(np.ones((stats.sizes["chain"], stats.sizes["draw"]), dtype=bool),
+                        dims=("chain", "draw"))  # fmt: skip
+    marked = idata.copy()
+    marked["sample_stats"] = xr.DataTree(stats.assign(evidence_ladder=flag))
+    for estimator in (pmt.thermodynamic_integration, pmt.stepping_stone, pmt.bar, pmt.mbar):
+        assert checks.EVIDENCE_LADDER_CAVEAT not in _quiet(estimator, idata).attrs["warning"]
+        warning = _quiet(estimator, marked).attrs["warning"]
+        assert warning.count(checks.EVIDENCE_LADDER_CAVEAT) == 1, estimator.__name__

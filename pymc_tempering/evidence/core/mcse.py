@@ -12,7 +12,7 @@ from arviz_stats.base import array_stats
 
 __all__ = ["Mcse", "mean_mcse", "MIN_CHAINS_BETWEEN"]
 
-MIN_CHAINS_BETWEEN = 4  # chains from which the between-chain variance enters the MCSE
+MIN_CHAINS_BETWEEN = 4  # chains from which the chains' spread floors the MCSE (decisions/003)
 
 
 class Mcse(NamedTuple):
@@ -26,13 +26,10 @@ def mean_mcse(ary) -> Mcse:
     """MCSE of the mean of ``ary`` over its axes (chain, draw) = 0, 1, and its ESS.
 
     Within chains: ArviZ's ``ess(method="mean")`` (split chains, autocorrelation summed to
-    Geyer's initial positive sequence), MCSE = sd / sqrt(ESS). With at least 4 chains the
-    variance of the chain means / n_chains is a floor: in tempered runs part of the
-    variance is slower than a chain (replicas travel the ladder in thousands of sweeps), a
-    correlation tail of ~0.004 per lag that Geyer's truncation and any within-chain batch
-    means cut off; on the egg box it made the error bars 1.2-1.5x too small (coverage 0.82-0.88
-    of nominal 0.95), and the floor brings coverage to 0.94 with 8 chains
-    (benchmarks/bench_coverage.py). The ESS returned matches the MCSE.
+    Geyer's initial positive sequence), MCSE = sd / sqrt(ESS). With at least
+    ``MIN_CHAINS_BETWEEN`` chains the variance of the chain means / n_chains is a floor: in
+    tempered runs part of the variance is slower than a chain, which within-chain estimates
+    cut off (docs/decisions/003). The ESS returned matches the MCSE.
 
     Parameters
     ----------

@@ -17,7 +17,10 @@ draws on the ``beta = 0`` rung) and stepping stone's first stone counts those dr
 weights, which is the same thing.
 """
 
+import warnings
+
 import numpy as np
+from arviz_stats.base import array_stats
 from scipy.special import logsumexp
 
 __all__ = [
@@ -28,6 +31,7 @@ __all__ = [
     "ti_rung_tails",
     "stepping_stone_draws",
     "pareto_khat",
+    "weight_concentration",
     "khat_threshold",
 ]
 
@@ -280,19 +284,37 @@ def stepping_stone_draws(betas, loglik, *, rung_axis=-1):
     return log_ratio, terms
 
 
-MIN_TAIL_VALUES = 5
+MIN_TAIL_VALUES = 5  # draws a tail needs to be fitted, and that must share a stone's weight
+
+
+def _one_khat(draws, log):
+    """ArviZ's :math:`\\hat k` of one 1-D sample, with ties read as atoms (see pareto_khat)."""
+    if log:
+        if not np.isfinite(draws).any():  # every weight zero: no mass anywhere
+            return np.nan
+        try:  # psislw takes log-likelihoods: the log weights are their negatives
+            return float(array_stats.psislw(-draws, r_eff=1.0)[1])
+        except ValueError:  # the M largest weights are equal: no tail above them
+            return -np.inf
+    try:
+        return float(
+            array_stats.pareto_khat(draws, chain_axis=None, draw_axis=-1, r_eff=1.0, tail="right")
+        )
+    except ValueError:
+        return -np.inf
 
 
 def pareto_khat(values, *, axis=-1, log=False):
-    r"""Shape :math:`\hat k` of a generalised Pareto fit to the upper tail of ``values``.
+    r"""Shape :math:`\hat k` of a generalised Pareto fit to the upper tail of ``values``: the
+    number ArviZ reports.
 
     The tail diagnostic of Pareto-smoothed importance sampling (Vehtari, Simpson, Gelman, Yao
-    & Gabry 2024): the largest :math:`M = \lceil \min(0.2 S, 3\sqrt S) \rceil` of :math:`S`
-    draws, as excesses over the next one, get the profile-posterior estimate of Zhang &
-    Stephens (2009) with its weak prior towards 0.5 (10 pseudo-draws). The mean of draws with
-    :math:`\hat k \ge 0.5` has no finite variance (its MCSE means nothing) and with
-    :math:`\hat k > \min(1 - 1/\log_{10} S, 0.7)` the estimate itself is unreliable at this
-    sample size. Vectorised over every other axis.
+    & Gabry 2024), computed by arviz-stats with ``r_eff=1`` (the largest
+    :math:`\min(S/5, 3\sqrt S)` of :math:`S` draws): with ``log=True`` it is the ``pareto_k``
+    of ``az.loo`` (``array_stats.psislw``) for these log weights, otherwise
+    ``array_stats.pareto_khat(tail="right")``. Above 0.5 a mean has no finite variance; above
+    :func:`khat_threshold` the estimate is unreliable at this sample size. Vectorised over
+    every other axis.
 
     Parameters
     ----------
@@ -305,45 +327,36 @@ def pareto_khat(values, *, axis=-1, log=False):
     Returns
     -------
     ndarray
-        :math:`\hat k` per batch element; ``-inf`` where the tail is constant (no tail at all),
-        ``inf`` where it is degenerate (a few draws carry all the mass), NaN with fewer than 25
-        draws, and NaN where the tail of plain values (``log=False``) holds fewer than
-        ``MIN_TAIL_VALUES`` distinct values or has the tie pattern that reads as degenerate:
-        draws that take a few values only (the log-likelihood of a discrete model) have no
-        continuous tail to fit.
+        :math:`\hat k` per batch element; NaN with fewer than 25 draws and where the tail is a
+        few tied values that no Pareto tail fits (ArviZ's NaN: the log-likelihood of a discrete
+        model; :func:`weight_concentration` judges those weights), ``-inf`` where the largest
+        values are all equal (no tail above them), ``inf`` where the fit breaks down.
     """
     x = np.moveaxis(np.asarray(values, dtype=float), axis, -1)
-    n_draws = x.shape[-1]
-    m = int(np.ceil(min(0.2 * n_draws, 3.0 * np.sqrt(n_draws))))
-    if m < 5:  # too few draws for a tail fit: unknown (callers flag so few draws anyway)
-        return np.full(x.shape[:-1], np.nan)
-    top = np.sort(np.partition(x, n_draws - m - 1, axis=-1)[..., -(m + 1) :], axis=-1)
-    if log:
-        with np.errstate(invalid="ignore"):
-            top = np.exp(top - top[..., -1:])
-        top = np.nan_to_num(top, nan=0.0)  # every draw -inf: no mass anywhere
-    excess = top[..., 1:] - top[..., :1]  # sorted ascending, length m
-    n_grid = 30 + int(np.sqrt(m))
-    first_quartile = excess[..., int(m / 4 + 0.5) - 1]
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        j = np.arange(1, n_grid + 1)
-        theta = 1.0 / excess[..., -1:] + (1.0 - np.sqrt(n_grid / (j - 0.5))) / (
-            3.0 * first_quartile[..., None]
-        )
-        k_grid = np.mean(np.log1p(-theta[..., :, None] * excess[..., None, :]), axis=-1)
-        profile = m * (np.log(-theta / k_grid) - k_grid - 1.0)
-        weight = np.exp(profile - logsumexp(profile, axis=-1, keepdims=True))
-        theta_post = np.sum(np.nan_to_num(theta * weight), axis=-1)
-        khat = np.mean(np.log1p(-theta_post[..., None] * excess), axis=-1)
-    khat = (m * khat + 10 * 0.5) / (m + 10)
-    constant = excess[..., -1] <= 0
-    degenerate = ~constant & ((first_quartile <= excess[..., 0]) | ~np.isfinite(khat))
-    khat = np.where(constant, -np.inf, np.where(degenerate, np.inf, khat))
-    if not log:  # ties are atoms of plain values, not weights carried by a few draws
-        n_values = 1 + np.sum(np.diff(top, axis=-1) > 0, axis=-1)
-        atomic = ~constant & (degenerate | (n_values < MIN_TAIL_VALUES))
-        khat = np.where(atomic, np.nan, khat)
-    return khat
+    out = np.full(x.shape[:-1], np.nan)
+    if x.shape[-1] < 25:  # too few draws for a tail fit: unknown (callers flag so few draws)
+        return out
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for index in np.ndindex(out.shape):
+            out[index] = _one_khat(x[index], log)
+    return out
+
+
+def weight_concentration(log_weights, *, axis=-1):
+    r"""How far the log of a mean of weights moves without its few largest draws.
+
+    :math:`-\log(1 - s)`, :math:`s` the share of :math:`\sum_d e^{w_d}` carried by the
+    ``MIN_TAIL_VALUES - 1`` largest weights: ``inf`` when they carry all of it. Where
+    :func:`pareto_khat` cannot fit a tail (tied values), this says whether a few draws decide a
+    stone's log ratio; compared with the estimate's MCSE in
+    :func:`pymc_tempering.evidence.checks.tail_problems`.
+    """
+    w = np.moveaxis(np.asarray(log_weights, dtype=float), axis, -1)
+    few = min(MIN_TAIL_VALUES - 1, w.shape[-1] - 1)
+    ranked = np.partition(w, w.shape[-1] - few, axis=-1)  # the `few` largest come last
+    with np.errstate(all="ignore"):
+        return logsumexp(ranked, axis=-1) - logsumexp(ranked[..., :-few], axis=-1)
 
 
 def khat_threshold(n_draws: int) -> float:
