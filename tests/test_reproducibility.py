@@ -37,9 +37,10 @@ with pm.Model():
     res, idata = pmt.marginal_likelihood(
         n_rungs=16, beta_min=2.0**-16, draws=100, tune=100, chains=2, cores=1,
         random_seed=5, progressbar=False, return_idata=True)
+post, stats = idata.posterior, idata.sample_stats
 np.save(sys.argv[1], np.concatenate([
-    idata.posterior["b"].values.ravel(), idata.posterior["s"].values.ravel(),
-    idata.sample_stats["rung_loglik"].values.ravel(), res["log_marginal_likelihood"].values.ravel()]))
+    post["b"].values.ravel(), post["s"].values.ravel(),
+    stats["rung_loglik"].values.ravel(), res["log_marginal_likelihood"].values.ravel()]))
 """
 
 

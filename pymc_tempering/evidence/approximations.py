@@ -15,6 +15,7 @@ from pymc.model import modelcontext
 
 from pymc_tempering._util.fingerprint import model_fingerprint
 from pymc_tempering.step_methods._compile import (
+    compile_logp_hessian,
     compile_value_and_grad,
     improper_priors,
     refuse_minibatch,
@@ -46,7 +47,8 @@ def laplace_evidence(model=None) -> xr.Dataset:
     Jacobians of the transforms included, and :math:`H` its Hessian there (the seed lecture on
     empirical Bayes). Exact for a Gaussian posterior in the value space. The mode is found by
     BFGS from ``model.initial_point()`` with compiled gradients; the Hessian comes from
-    ``model.compile_d2logp(jacobian=True)``. A multimodal posterior gets the nearest mode only.
+    :func:`pymc_tempering.step_methods._compile.compile_logp_hessian`. A multimodal posterior
+    gets the nearest mode only.
 
     Parameters
     ----------
@@ -77,7 +79,7 @@ def laplace_evidence(model=None) -> xr.Dataset:
     mode, log_joint = _maximise(fn, x0)
     info = DictToArrayBijection.map(_ordered_point(model, model.initial_point())).point_map_info
     point = DictToArrayBijection.rmap(RaveledVars(mode, info))
-    hessian = model.compile_d2logp(jacobian=True, negate_output=False)(point)
+    hessian = compile_logp_hessian(model)(point)
     hessian = np.atleast_2d(np.asarray(hessian, dtype=float))
     sign, log_det = np.linalg.slogdet(-hessian)
     if sign <= 0:

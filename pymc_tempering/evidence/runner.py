@@ -117,7 +117,7 @@ def marginal_likelihood(
             draws=draws, tune=tune, chains=chains, step=step, random_seed=random_seed,
             **sample_kwargs,
         )  # fmt: skip
-    # a ladder re-placed for the evidence brings its caveat with the run (saved_step)
+    # a ladder re-placed for the evidence brings its caveat with the run (its evidence_ladder stat)
     estimates = evidence_by_method(idata, methods)
     result = _result(estimates)
     if beta_min is not None:

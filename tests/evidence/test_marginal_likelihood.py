@@ -120,7 +120,7 @@ def test_per_chain_ladders_count_draws_over_all_chains():
 
 @pytest.mark.parametrize("objective", ["evidence", "swap"])
 def test_a_hand_built_evidence_ladder_run_carries_the_caveat(objective, tmp_path):
-    """The run records its step (``saved_step``): a hand-built
+    """The run records the ladder's purpose (its ``evidence_ladder`` stat): a hand-built
     ``ExchangeMC(ladder="adaptive", ladder_objective="evidence")`` gets the caveat from TI, SS,
     BAR and MBAR, once each, also read back from a file; the swap objective does not."""
     x = targets.lecture_data()
