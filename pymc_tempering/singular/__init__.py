@@ -5,6 +5,7 @@
 - :mod:`.llc`: :func:`local_learning_coefficient`, sampled around a minimiser with MALA or SGLD;
 - :mod:`.one_temperature`: the log-likelihood of a one-temperature run's draws;
 - :mod:`.core`: the NumPy cores (no PyMC or PyTensor).
+
 Exact references (monomial models) are in :mod:`pymc_tempering.exact`; the WBIC ladder in
 :mod:`pymc_tempering.ladder`.
 """
