@@ -6,7 +6,7 @@ The front door holds the everyday names: the step methods for ``pm.sample(step=.
 :func:`bridge_sampling`), :func:`tempering_summary`, :func:`continue_sampling` and
 :class:`EvidenceWarning`. Everything else lives in namespaces that are the package's folders, as
 ``pm.gp`` and ``pm.math`` do in PyMC: ``pmt.evidence``, ``pmt.singular``, ``pmt.diagnostics``,
-``pmt.plots``, ``pmt.ladder``, ``pmt.resume``, ``pmt.exact``.
+``pmt.plots``, ``pmt.ladder``, ``pmt.resume``, ``pmt.exact``, ``pmt.distributed``.
 
 Names are imported on first use (PEP 562), so ``import pymc_tempering`` does not load PyMC,
 matplotlib or SciPy until a name is used.
@@ -34,6 +34,7 @@ _PUBLIC = {
     "ladder": "ladder",
     "resume": "resume",
     "exact": "exact",
+    "distributed": "distributed",
 }
 # the flat names of earlier versions, kept working; their home is the namespace named here
 _ALIASES = {

@@ -23,6 +23,7 @@ NAMESPACES = {
     "pymc_tempering.ladder": "ladder",
     "pymc_tempering.resume": "resume",
     "pymc_tempering.exact": "exact",
+    "pymc_tempering.distributed": "distributed",
 }
 # pages whose code is prose (shell commands, tables): every Python snippet elsewhere is a cell
 EXECUTED_PAGES = sorted(
