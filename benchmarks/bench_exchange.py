@@ -4,6 +4,8 @@ and with ``--correlated``, min ESS per CPU second on correlated posteriors again
 Run: python benchmarks/bench_exchange.py [--draws N] [--repeats R]
      python benchmarks/bench_exchange.py --correlated [--models NAME ...] [--draws N]
          [--tune N] [--repeats R]
+     python benchmarks/bench_exchange.py --defaults [--models NAME ...] [--draws N]
+         [--tune N] [--repeats R]
 
 Models: (a) a 2-D two-component Gaussian mixture (weights 0.3/0.7, modes 10 sd apart);
 (b) Bayesian logistic regression, 1,000 observations, 5 coefficients. One chain each, same
@@ -12,8 +14,8 @@ batched density call.
 
 ``--correlated``: the correlated posteriors of ``problems.CORRELATED`` (a regression with 8
 equicorrelated predictors, an AR(2) series, a latent AR(1) state of 50 steps), each sampled by
-``ExchangeMC()`` as a user types it (32 rungs, diagonal proposals), by
-``ExchangeMC(proposal="dense")`` (random walk), by ``ExchangeMC(explorer="mala",
+``ExchangeMC(explorer="rwm")`` (32 rungs, diagonal proposals: the default before issue 35), by
+``ExchangeMC(explorer="rwm", proposal="dense")``, by ``ExchangeMC(explorer="mala",
 proposal="dense")`` and by ``pm.sample``'s NUTS, with the same draws, tuning, 2
 chains (sequentially, one core) and seed. ESS is ArviZ's bulk ESS at beta = 1 (the posterior),
 the minimum over all scalar parameters; "CPU s" is the CPU time of the whole call, a fresh model
@@ -22,6 +24,13 @@ the median over ``--repeats`` is shown. Target (issue 17): ExchangeMC >= 0.1x NU
 per second on correlated posteriors; measured: README. OpenBLAS is limited to one thread (as one
 core is used): on a shared machine its threads spin against each other in the small dense
 linear algebra.
+
+``--defaults`` (issue 35): ``ExchangeMC(explorer="auto")`` against ``ExchangeMC()`` as typed
+(the diagonal random walk), NUTS and ``pm.Metropolis`` (``pm.sample``'s own choice where a
+model has discrete variables), the same way, on the problems of :data:`DEFAULTS_PROBLEMS`:
+every run and its min ESS, CPU s and (two-mode target) the weight of the mode at +5 (exact 0.7)
+with its MCSE, then the median per sampler and the spread. Record:
+docs/decisions/110-exchange-defaults.md.
 """
 
 import os
@@ -34,17 +43,93 @@ import time  # noqa: E402
 import arviz as az  # noqa: E402
 import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402
-from problems import CORRELATED, logistic_regression  # noqa: E402
+from problems import (  # noqa: E402
+    CORRELATED,
+    ar_model,
+    changepoint_model,
+    correlated_regression,
+    eight_schools,
+    latent_ar1_model,
+    logistic_regression,
+    singular_model,
+)
 
 import pymc_tempering as pmt  # noqa: E402
 from pymc_tempering.exact import two_mode_model as bimodal_model  # noqa: E402
 
 CORRELATED_SAMPLERS = {
-    "ExchangeMC()": lambda: {"step": pmt.ExchangeMC()},
-    "ExchangeMC dense": lambda: {"step": pmt.ExchangeMC(proposal="dense")},
+    "EMC rwm diag": lambda: {"step": pmt.ExchangeMC(explorer="rwm")},
+    "ExchangeMC dense": lambda: {"step": pmt.ExchangeMC(explorer="rwm", proposal="dense")},
     "EMC mala dense": lambda: {"step": pmt.ExchangeMC(explorer="mala", proposal="dense")},
     "NUTS": lambda: {},
 }
+
+
+DEFAULTS_SAMPLERS = {
+    "EMC auto": lambda: {"step": pmt.ExchangeMC(explorer="auto")},
+    "ExchangeMC()": lambda: {"step": pmt.ExchangeMC()},
+    "NUTS": lambda: {},
+    "Metropolis": lambda: {"step": pm.Metropolis()},
+}
+DEFAULTS_PROBLEMS = {
+    "corr-regression": correlated_regression,
+    "ar5": ar_model,
+    "latent-ar1": latent_ar1_model,
+    "schools-nc": eight_schools,
+    "schools-c": lambda: eight_schools(centred=True),
+    "two-mode": bimodal_model,
+    "singular": singular_model,
+    "changepoint": changepoint_model,
+}
+
+
+def defaults_run(build, sampler, draws, tune, seed):
+    """``(min ESS, CPU s, mode weight, its MCSE)`` of one run as :func:`min_ess_per_cpu_second`;
+    the mode weight (share of draws with ``x[0] > 0``) only for a variable ``x`` of 2 entries."""
+    model = build()
+    with model:
+        start = time.process_time()
+        idata = pm.sample(
+            draws=draws, tune=tune, chains=2, cores=1, random_seed=seed, progressbar=False,
+            compute_convergence_checks=False, **DEFAULTS_SAMPLERS[sampler](),
+        )  # fmt: skip
+        cpu = time.process_time() - start
+    post = idata["posterior"].to_dataset()
+    ess = az.ess(post, method="bulk")
+    min_ess = min(float(ess[v].min()) for v in ess.data_vars)
+    weight = mcse = np.nan
+    if "x" in post and post["x"].shape[-1] == 2:
+        upper = (post["x"].isel(x_dim_0=0) > 0).astype(float)
+        weight = float(upper.mean())
+        mcse = float(az.mcse(upper.to_dataset(name="w"), method="mean")["w"])
+    return min_ess, cpu, weight, mcse
+
+
+def defaults_table(models, draws, tune, repeats, seed=1):
+    samplers = list(DEFAULTS_SAMPLERS)
+    print(f"draws={draws} tune={tune} chains=2 (sequential) seed={seed}, {repeats} repeats")
+    for name in models:
+        runs = {s: [] for s in samplers}
+        for rep in range(repeats):  # interleaved, the order rotated every repeat
+            k = rep % len(samplers)
+            for sampler in samplers[k:] + samplers[:k]:
+                run = defaults_run(DEFAULTS_PROBLEMS[name], sampler, draws, tune, seed + rep)
+                runs[sampler].append(run)
+                ess, cpu, weight, mcse = run
+                extra = f" weight {weight:.3f} +- {mcse:.3f}" if np.isfinite(weight) else ""
+                print(
+                    f"  {name:<16} {sampler:<14} rep {rep}: min ESS {ess:7.0f} CPU {cpu:6.1f}"
+                    f" ESS/s {ess / cpu:7.1f}{extra}",
+                    flush=True,
+                )
+        rates = {s: [e / c for e, c, _, _ in r] for s, r in runs.items()}
+        nuts = float(np.median(rates["NUTS"]))
+        for sampler, rate in rates.items():
+            print(
+                f"{name:<16} {sampler:<14} ESS/CPU s median {np.median(rate):7.1f} "
+                f"(range {min(rate):.1f}-{max(rate):.1f}) vs NUTS {np.median(rate) / nuts:5.2f}",
+                flush=True,
+            )
 
 
 def logistic_model():
@@ -155,8 +240,14 @@ def main():
     parser.add_argument("--tune", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--correlated", action="store_true")
-    parser.add_argument("--models", nargs="+", default=list(CORRELATED), choices=list(CORRELATED))
+    parser.add_argument("--defaults", action="store_true")
+    parser.add_argument("--models", nargs="+", default=None)
     args = parser.parse_args()
+    if args.defaults:
+        models = args.models or list(DEFAULTS_PROBLEMS)
+        defaults_table(models, args.draws or 1000, args.tune or 1000, args.repeats or 2)
+        return
+    args.models = args.models or list(CORRELATED)
     if args.correlated:
         correlated_table(args.models, args.draws or 1000, args.tune or 1000, args.repeats or 3)
         return

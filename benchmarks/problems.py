@@ -28,6 +28,9 @@ __all__ = [
     "EVIDENCE_PROBLEMS",
     "Problem",
     "ar2_model",
+    "ar_model",
+    "changepoint_model",
+    "eight_schools",
     "correlated_regression",
     "latent_ar1_model",
     "lecture",
@@ -149,6 +152,55 @@ def latent_ar1_model(n=50, seed=0):
     with pm.Model() as model:
         state = pm.AR("z", rho=[0.95], sigma=0.3, init_dist=pm.Normal.dist(0, 1), steps=n - 1)
         pm.Normal("y", state, 0.5, observed=y)
+    return model
+
+
+def ar_model(p=5, n=300, seed=0):
+    """An AR(p) series with a constant (coefficients 0.5, -0.2, 0.15, -0.1, 0.05 for p = 5): the
+    constant and the p lags are strongly correlated a posteriori; p + 2 parameters."""
+    rng = np.random.default_rng(seed)
+    phi = np.array([0.5, -0.2, 0.15, -0.1, 0.05])[:p]
+    y = np.zeros(n + p)
+    for t in range(p, n + p):
+        y[t] = 0.3 + phi @ y[t - p : t][::-1] + rng.normal()
+    lags = np.stack([y[p - k : n + p - k] for k in range(1, p + 1)], axis=1)
+    with pm.Model() as model:
+        const = pm.Normal("const", 0, 5)
+        rho = pm.Normal("rho", 0, 1, shape=p)
+        sigma = pm.HalfNormal("sigma", 2)
+        pm.Normal("y", const + pm.math.dot(lags, rho), sigma, observed=y[p:])
+    return model
+
+
+EIGHT_SCHOOLS_Y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
+EIGHT_SCHOOLS_SIGMA = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
+
+
+def eight_schools(centred=False):
+    """Rubin's eight schools (Gelman et al., BDA3 5.5): mu ~ N(0, 5), tau ~ HalfCauchy(5), the
+    school effects centred (a funnel) or non-centred; 10 parameters."""
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 5)
+        tau = pm.HalfCauchy("tau", 5)
+        if centred:
+            theta = pm.Normal("theta", mu, tau, shape=8)
+        else:
+            theta = pm.Deterministic("theta", mu + tau * pm.Normal("eta", 0, 1, shape=8))
+        pm.Normal("y", theta, EIGHT_SCHOOLS_SIGMA, observed=EIGHT_SCHOOLS_Y)
+    return model
+
+
+def changepoint_model(seed=0):
+    """A discrete change point: Poisson counts of 60 years whose rate jumps from 3 to 1 at year
+    40; the switch year (DiscreteUniform) and the two rates are sampled."""
+    rng = np.random.default_rng(seed)
+    counts = np.concatenate([rng.poisson(3.0, 40), rng.poisson(1.0, 20)])
+    years = np.arange(counts.size)
+    with pm.Model() as model:
+        switch = pm.DiscreteUniform("switch", 0, counts.size - 1)
+        early = pm.Exponential("early", 1.0)
+        late = pm.Exponential("late", 1.0)
+        pm.Poisson("counts", pm.math.switch(years < switch, early, late), observed=counts)
     return model
 
 

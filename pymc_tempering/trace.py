@@ -25,6 +25,8 @@ __all__ = [
     "RUNG_STATS",
     "PAIR_STATS",
     "EVIDENCE_LADDER_STAT",
+    "EXPLORER_STAT",
+    "explorer_run",
     "SGLD_NOISE_STATS",
     "evidence_ladder_run",
     "group",
@@ -39,6 +41,7 @@ PAIR_STATS = ("swap_accept", "swap_accepted")  # one per neighbouring pair of ru
 # True on every draw of a run whose ladder tuning re-placed the rungs for the evidence
 # (ladder="adaptive", ladder_objective="evidence"): the evidence readers' caveat
 EVIDENCE_LADDER_STAT = "evidence_ladder"
+EXPLORER_STAT = "explorer"  # the local move per rung, e.g. "rwm+diag", "mala+dense"
 #: ExchangeMC's sampler stats as PyMC's ``stats_dtypes_shapes``; ``(object, None)`` is an
 #: array per draw, stored with the raw dim ``<name>_dim_0`` (:func:`tempering_dataset`
 #: relabels it). The class docstring of ``pmt.ExchangeMC`` says what each one holds.
@@ -50,6 +53,7 @@ EXCHANGE_STATS = {
     "swap_rate": (np.float64, []),
     "round_trips": (np.int64, []),
     EVIDENCE_LADDER_STAT: (bool, []),
+    EXPLORER_STAT: (np.dtype("U24"), []),
     **{name: (object, None) for name in (LADDER_STAT, *RUNG_STATS, *PAIR_STATS)},
 }
 SGLD_NOISE_STATS = ("step_size", "sampling_threshold", "grad_noise_var", "injected_noise_var")
@@ -248,6 +252,16 @@ def evidence_ladder_run(data) -> bool | None:
     if EVIDENCE_LADDER_STAT not in stats:
         return None
     return bool(np.any(stats[EVIDENCE_LADDER_STAT].values))
+
+
+def explorer_run(data) -> str | None:
+    """ExchangeMC's local move in ``data`` (the stat :data:`EXPLORER_STAT`, e.g.
+    ``"mala+dense"``; several joined by ``", "`` where chains differ), ``None`` where the
+    stats do not have it (another sampler, or a run recorded before the stat existed)."""
+    stats = _sample_stats(data)
+    if EXPLORER_STAT not in stats:
+        return None
+    return ", ".join(dict.fromkeys(str(v) for v in np.ravel(stats[EXPLORER_STAT].values)))
 
 
 def group(data, name: str, sampler: str = "pmt.SGLD") -> xr.Dataset | None:

@@ -17,6 +17,7 @@ from pymc_tempering.diagnostics.round_trip import round_trips
 from pymc_tempering.trace import (
     PAIR_STATS,
     RUNG_STATS,
+    explorer_run,
     has_per_chain_ladders,
     per_chain,
     tempering_dataset,
@@ -117,8 +118,10 @@ def tempering_summary(data) -> xr.Dataset:
         and ``cumulative_barrier``. Per rung pair (dim ``rung_pair``, coords ``beta_lower``,
         ``beta_upper``): ``swap_accept``, ``swap_accepted``, ``rejection``. Per chain:
         ``round_trips``, ``round_trip_rate`` (per 1,000 draws). Scalars: ``global_barrier``,
-        ``suggested_n_rungs``, ``predicted_round_trip_rate``. ``attrs["n_draws"]`` and
-        ``attrs["n_chains"]``. When each chain tuned its own ladder (``ladder="adaptive"``),
+        ``suggested_n_rungs``, ``predicted_round_trip_rate``. ``attrs["n_draws"]``,
+        ``attrs["n_chains"]`` and ``attrs["explorer"]`` (the local move, e.g.
+        ``"mala+dense"``; absent from runs recorded without the stat). When each chain
+        tuned its own ladder (``ladder="adaptive"``),
         every quantity is computed per chain and has a ``chain`` dim, and so has ``beta``;
         with ``adapt_n_rungs=True`` a chain that settled on fewer rungs has NaN on the rungs
         it lacks (where its ``beta`` is NaN).
@@ -152,7 +155,7 @@ def tempering_summary(data) -> xr.Dataset:
     if missing:
         raise ValueError(f"No {missing} traces: sample with pmt.ExchangeMC.")
     if has_per_chain_ladders(ds):
-        return per_chain(tempering_summary, ds)
+        return _with_local_move(per_chain(tempering_summary, ds), data)
     dims = ("chain", "draw")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # exact prior rung: all-NaN scaling
@@ -173,4 +176,12 @@ def tempering_summary(data) -> xr.Dataset:
         compat="override",
     )
     summary.attrs = {"n_draws": ds.sizes["draw"], "n_chains": ds.sizes["chain"]}
+    return _with_local_move(summary, data)
+
+
+def _with_local_move(summary: xr.Dataset, data) -> xr.Dataset:
+    """``summary`` with ``attrs["explorer"]`` from ``data``'s stat, where it has one."""
+    explorer = explorer_run(data)
+    if explorer is not None:
+        summary.attrs["explorer"] = explorer
     return summary

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from pytensor.compile.mode import get_mode
+from pytensor.gradient import NullTypeGradError
 
 from pymc_tempering.ladder import make_ladder
 from pymc_tempering.step_methods._compile import (
@@ -28,6 +29,8 @@ __all__ = [
     "exchange_options",
     "local_settings",
     "dense_proposal",
+    "choose_explorer",
+    "model_has_gradient",
     "check_compile_kwargs",
 ]
 
@@ -39,6 +42,9 @@ PROPOSALS = ("auto", "diag", "dense")
 # proposal="auto" is dense up to this many continuous parameters, per explorer
 # (docs/decisions/021-dense-max-params.md)
 DENSE_MAX_PARAMS = {"rwm": 20, "mala": 64, "independent": 20}
+# explorer="auto": dense MALA for a model of continuous variables with gradients and at most
+# this many parameters, else the diagonal random walk (docs/decisions/110-exchange-defaults.md)
+AUTO_MALA_MAX_PARAMS = DENSE_MAX_PARAMS["mala"]
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ def exchange_options(
     sweeps_per_draw,
     init,
     explorer,
-    proposal="diag",
+    proposal=None,
 ) -> ExchangeOptions:
     """The ladder and every option that needs no compiled density, checked in this order."""
     betas = make_ladder(betas, n_rungs, ladder)
@@ -120,8 +126,9 @@ def exchange_options(
     ):
         raise ValueError(f"`sweeps_per_draw` must be a positive integer, got {sweeps_per_draw!r}.")
     _check_choice("init", init, INITS)
-    _check_choice("explorer", explorer, EXPLORERS)
-    _check_proposal(proposal, explorer)
+    _check_choice("explorer", explorer, ("auto", *EXPLORERS))
+    if proposal is not None:
+        _check_choice("proposal", proposal, PROPOSALS)
     _check_choice("ladder_objective", ladder_objective, LADDER_OBJECTIVES)
     # chains tune separately and may settle on different numbers of rungs: the per-rung stats
     # keep one length for all of them
@@ -165,8 +172,31 @@ def local_settings(
     return LocalSettings(bool(prior_rung), float(target_accept), float(np.log(scaling)))
 
 
-def _check_proposal(proposal, explorer):
-    _check_choice("proposal", proposal, PROPOSALS)
+def model_has_gradient(model) -> bool:
+    """Whether PyTensor can differentiate ``model``'s log density with respect to its
+    continuous variables (the graph only, nothing compiled), as ``pm.sample`` decides."""
+    try:
+        model.dlogp()  # with respect to the continuous value variables
+    except (NotImplementedError, NullTypeGradError):
+        return False
+    return True
+
+
+def choose_explorer(explorer, proposal, *, n_continuous, discrete, has_gradient):
+    """``(explorer, proposal)`` resolved: ``explorer="auto"`` is ``("mala", "dense")`` for a
+    model without discrete variables whose density has gradients (``has_gradient()``, called
+    only where it matters) and at most
+    :data:`AUTO_MALA_MAX_PARAMS` parameters, else ``("rwm", "diag")``; ``proposal=None`` is
+    then ``"dense"`` with that MALA and ``"diag"`` otherwise. A ``proposal`` given with
+    ``"auto"`` applies to the explorer chosen
+    (docs/decisions/110-exchange-defaults.md)."""
+    if explorer == "auto":
+        small = not discrete and 0 < n_continuous <= AUTO_MALA_MAX_PARAMS
+        mala = small and has_gradient()  # differentiating the graph costs: only if it matters
+        explorer = "mala" if mala else "rwm"
+        if proposal is None:
+            proposal = "dense" if mala else "diag"
+    return explorer, "diag" if proposal is None else proposal
 
 
 def dense_proposal(proposal: str, explorer: str, n_params: int, discrete: bool = False) -> bool:

@@ -32,15 +32,18 @@ from pymc_tempering.step_methods.exchange.explorers import EXPLORERS
 from pymc_tempering.step_methods.exchange.options import (
     check_compile_kwargs,
     check_model,
+    choose_explorer,
     dense_proposal,
     exchange_options,
     local_settings,
+    model_has_gradient,
 )
 from pymc_tempering.step_methods.exchange.state import (
     ExchangeMCState,
     SweepCounters,
     initial_replicas,
 )
+from pymc_tempering.trace import EXPLORER_STAT
 
 __all__ = ["ExchangeMC"]
 
@@ -48,7 +51,7 @@ GRADIENT_STEP = 1e-5  # difference step, relative to each rung's per-parameter s
 
 
 class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
-    r"""Replica-exchange Monte Carlo (parallel tempering) with random-walk Metropolis rungs.
+    r"""Replica-exchange Monte Carlo (parallel tempering), Metropolis-Hastings moves per rung.
 
     Rung :math:`l` at inverse temperature :math:`\beta_l` targets
     :math:`p(w)\,p(y \mid w)^{\beta_l}`, with :math:`0 \le \beta_1 < \dots < \beta_L = 1`; the
@@ -84,12 +87,19 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
     swap_scheme : {"deo", "seo", "random"}, default "deo"
         Deterministic even/odd pairs (non-reversible PT), even or odd at random, or one random
         pair per sweep (:func:`pymc_tempering.step_methods.exchange.swap.swap_pairs`).
-    explorer : {"rwm", "mala", "independent"}, default "rwm"
+    explorer : {"rwm", "mala", "independent", "auto"}, default "rwm"
         The local move on every rung (:mod:`pymc_tempering.step_methods.exchange.explorers`).
-    proposal : {"diag", "dense", "auto"}, default "diag"
+        ``"auto"``: MALA with a dense preconditioner for a model of continuous variables
+        whose log density PyTensor can differentiate and that has at most
+        ``options.AUTO_MALA_MAX_PARAMS`` (64) parameters; the diagonal random walk
+        otherwise (discrete variables keep their Gibbs / lattice moves). Recorded in the
+        stat ``explorer``. Opt-in, not the default: measured against the random walk it
+        was 0.2-0.3x per CPU second on a singular target (docs/decisions/110-exchange-defaults.md).
+    proposal : {"diag", "dense", "auto"}, optional
         The proposal covariance learned per rung during tuning: per-parameter scales, or the
         rung's full covariance (Haario et al. 2001; MALA's preconditioner with ``"mala"``);
-        ``"auto"`` is dense up to ``options.DENSE_MAX_PARAMS`` continuous parameters.
+        ``"auto"`` is dense up to ``options.DENSE_MAX_PARAMS`` continuous parameters. Default
+        ``"dense"`` where ``explorer="auto"`` chose MALA, else ``"diag"``.
     prior_rung : bool, optional
         Where the ladder starts at 0 and the prior can be forward-sampled (the default then),
         rung 0 draws an independent prior sample every sweep.
@@ -113,7 +123,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
     (:mod:`pymc_tempering.step_methods.exchange.tuning`); all is frozen after tuning. A
     proposal with a non-finite log prior or log-likelihood is rejected on every rung.
 
-    Stats per draw (:data:`pymc_tempering.trace.EXCHANGE_STATS`): ``tune``; ``accept``,
+    Stats per draw (:data:`pymc_tempering.trace.EXCHANGE_STATS`): ``tune``; ``explorer``
+    (the local move, e.g. ``"mala+dense"``); ``accept``,
     ``accepted``, ``scaling`` of the top rung; ``swap_rate`` and ``round_trips`` since tuning
     started or ended; ``evidence_ladder``; per rung ``betas``, ``rung_loglik``,
     ``rung_accept``, ``rung_scaling`` (NaN on an exact prior rung), ``rung_replica``; per pair
@@ -144,7 +155,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         adapt_n_rungs: bool = False,
         swap_scheme: str = "deo",
         explorer: str = "rwm",
-        proposal: str = "diag",
+        proposal: str | None = None,
         prior_rung: bool | None = None,
         sweeps_per_draw: int = 1,
         target_accept: float | None = None,
@@ -179,7 +190,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self.betas = options.betas
         self.adaptive_ladder, self.adapt_n_rungs = options.adaptive_ladder, options.adapt_n_rungs
         self.max_rungs = options.max_rungs
-        explorer_class = EXPLORERS[options.explorer]
+        explorer, proposal = self._choose_explorer(model, vars, initial_point, options)
+        explorer_class = EXPLORERS[explorer]
         self.density = compile_tempered_density(
             model, vars, initial_point, compile_kwargs, gradient=explorer_class.needs_gradient
         )
@@ -200,9 +212,9 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
             n_discrete=self.discrete_columns.size,
         )
         self.prior_rung, self.target_accept = settings.prior_rung, settings.target_accept
-        self.dense = dense_proposal(
-            options.proposal, options.explorer, n_continuous, discrete=bool(discrete)
-        )
+        self.dense = dense_proposal(proposal, explorer, n_continuous, discrete=bool(discrete))
+        # the local move as the stat EXPLORER_STAT records it, e.g. "mala+dense"
+        self.local_move = f"{explorer}+{'dense' if self.dense else 'diag'}"
         # a dense proposal learns its covariances from gradients too, while tuning (MALA's
         # own, or forward differences); not with discrete variables, which have none
         self.grad_tuning = self.dense and not discrete
@@ -217,6 +229,20 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self.tune = True
         self._reset_chain(tune_draws=0)
         super().__init__(vars, {}, blocked=blocked, rng=rng)
+
+    @staticmethod
+    def _choose_explorer(model, vars, initial_point, options):
+        """``(explorer, proposal)`` with ``"auto"`` resolved for this model
+        (:func:`~pymc_tempering.step_methods.exchange.options.choose_explorer`)."""
+        discrete = [v for v in vars if v in model.discrete_value_vars]
+        n_continuous = sum(int(np.size(initial_point[v.name])) for v in vars if v not in discrete)
+        return choose_explorer(
+            options.explorer,
+            options.proposal,
+            n_continuous=n_continuous,
+            discrete=bool(discrete),
+            has_gradient=lambda: model_has_gradient(model),
+        )
 
     # -- per-chain state -------------------------------------------------------------------------
     def _reset_chain(self, tune_draws: int):
@@ -292,7 +318,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
     def _stats(self, record):
         self._scaling.update(self.scales.log_scaling)
         swap_rate = self._swap_sum / max(self._swap_attempts, 1)
-        return exchange_stats.draw_stats(
+        stats = exchange_stats.draw_stats(
             record,
             self.tune,
             self.betas,
@@ -303,6 +329,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
             self.max_rungs if self.adapt_n_rungs else None,
             self.evidence_ladder,
         )
+        stats[EXPLORER_STAT] = self.local_move
+        return stats
 
     def _sweep(self):
         """One sweep (local moves, one swap round), its tuning and the running counters.

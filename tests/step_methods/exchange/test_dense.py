@@ -43,7 +43,7 @@ def tempered_law(beta):
 
 def sample_correlated(seed=3, draws=1500, tune=1000, **kwargs):
     with correlated_model():
-        step = ExchangeMC(n_rungs=8, proposal="dense", **kwargs)
+        step = ExchangeMC(explorer="rwm", n_rungs=8, proposal="dense", **kwargs)
         return pm.sample(draws=draws, tune=tune, chains=2, cores=1, step=step,
                          random_seed=seed, **SAMPLE_KWARGS)  # fmt: skip
 
@@ -114,7 +114,7 @@ def test_dense_proposal_mixes_better_than_the_diagonal_one():
         with correlated_model():
             idata = pm.sample(
                 draws=1000, tune=1000, chains=2, cores=1, random_seed=4,
-                step=ExchangeMC(n_rungs=8, proposal=proposal), **SAMPLE_KWARGS,
+                step=ExchangeMC(explorer="rwm", n_rungs=8, proposal=proposal), **SAMPLE_KWARGS,
             )  # fmt: skip
         ess[proposal] = float(az.ess(idata, method="bulk")["theta"].min())
     assert ess["dense"] > 1.5 * ess["diag"], ess
@@ -124,20 +124,23 @@ def test_dense_proposal_on_the_lecture_model():
     with lecture_model():
         idata = pm.sample(
             draws=1500, tune=1000, chains=2, cores=1, random_seed=8,
-            step=ExchangeMC(n_rungs=10, ladder="power", proposal="dense"), **SAMPLE_KWARGS,
+            step=ExchangeMC(explorer="rwm", n_rungs=10, ladder="power", proposal="dense"),
+            **SAMPLE_KWARGS,
         )  # fmt: skip
     assert rung_loglik_z(idata) < 4
 
 
 @pytest.mark.slow
 def test_dense_proposal_on_the_bimodal_target():
-    ok, info = mode_weight_check(sample_bimodal(lambda: ExchangeMC(n_rungs=32, proposal="dense")))
+    ok, info = mode_weight_check(
+        sample_bimodal(lambda: ExchangeMC(explorer="rwm", n_rungs=32, proposal="dense"))
+    )
     assert ok, info
 
 
 def test_covariances_freeze_when_tuning_ends():
     with correlated_model() as model:
-        step = ExchangeMC(n_rungs=4, proposal="dense")
+        step = ExchangeMC(explorer="rwm", n_rungs=4, proposal="dense")
     step.setup_chain(np.random.default_rng(0), tune=100, draws=200)
     point = model.initial_point()
     for _ in range(100):  # the first window ends at sweep 50
@@ -157,21 +160,22 @@ def test_a_continued_dense_run_equals_one_long_run():
 
     kw = dict(tune=80, chains=2, cores=1, random_seed=1, **SAMPLE_KWARGS)  # a window ends
     with correlated_model():
-        full = pm.sample(120, step=ExchangeMC(n_rungs=4, proposal="dense"), **kw)
-        half = pm.sample(60, step=ExchangeMC(n_rungs=4, proposal="dense"), **kw)
+        full = pm.sample(120, step=ExchangeMC(explorer="rwm", n_rungs=4, proposal="dense"), **kw)
+        half = pm.sample(60, step=ExchangeMC(explorer="rwm", n_rungs=4, proposal="dense"), **kw)
         joined = continue_sampling(half, 60, random_seed=99, **SAMPLE_KWARGS)
     assert_same_run(full, joined)
 
 
 def test_auto_is_dense_for_small_models_only():
     with correlated_model():
-        assert ExchangeMC(n_rungs=4, proposal="auto").dense
-        assert not ExchangeMC(n_rungs=4).dense  # the default: diagonal
+        assert ExchangeMC(explorer="rwm", n_rungs=4, proposal="auto").dense
+        assert not ExchangeMC(explorer="rwm", n_rungs=4).dense  # the walk's default: diagonal
+        assert ExchangeMC(n_rungs=4).dense  # explorer="auto": MALA, dense
         assert ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").dense
     with pm.Model():  # 30 parameters: dense for MALA only (no extra density rows)
         x = pm.Normal("x", 0, 1, shape=30)
         pm.Normal("y", x, 1, observed=np.zeros(30))
-        assert not ExchangeMC(n_rungs=4, proposal="auto").dense
+        assert not ExchangeMC(explorer="rwm", n_rungs=4, proposal="auto").dense
         assert ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").dense
     with pm.Model():
         x = pm.Normal("x", 0, 1, shape=70)
@@ -198,7 +202,9 @@ def test_dense_mala_with_discrete_variables_is_refused_and_auto_stays_diagonal()
         with pytest.raises(ValueError, match="`proposal='dense'` with explorer='mala'"):
             ExchangeMC(n_rungs=4, explorer="mala", proposal="dense")
         assert not ExchangeMC(n_rungs=4, explorer="mala", proposal="auto").dense
-        assert ExchangeMC(n_rungs=4, proposal="dense").dense  # the random walk leaves k alone
+        assert ExchangeMC(
+            explorer="rwm", n_rungs=4, proposal="dense"
+        ).dense  # the random walk leaves k alone
 
 
 # -- MALA with a dense preconditioner per rung ---------------------------------------------------

@@ -151,10 +151,10 @@ def test_refuses_discrete_variables_by_name():
             ExchangeMC(explorer="independent")
 
 
-def test_the_default_explorer_keeps_the_plain_scale_record(gaussian):
+def test_the_random_walk_keeps_the_plain_scale_record(gaussian):
     """Only the independence explorer carries a fit: the others' sampling state is as before."""
     with gaussian:
-        plain = ExchangeMC(n_rungs=4)
+        plain = ExchangeMC(explorer="rwm", n_rungs=4)
         fitted = ExchangeMC(n_rungs=4, explorer="independent")
     assert not hasattr(plain.scales, "independence")
     assert fitted.scales.independence.fit is None

@@ -90,7 +90,7 @@ def test_scaling_stats_follow_the_scales_and_freeze_with_them():
     are one read-only array while the scales do not change, and follow a restored state."""
     model = normal_model()
     with model:
-        step = ExchangeMC(n_rungs=4, compile_kwargs=FAST)
+        step = ExchangeMC(explorer="rwm", n_rungs=4, compile_kwargs=FAST)
     step.setup_chain(np.random.default_rng(0), tune=20, draws=10)
     point = model.initial_point()
     for _ in range(20):

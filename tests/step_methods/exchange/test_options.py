@@ -26,6 +26,6 @@ def test_a_mode_the_batched_density_cannot_use_is_refused_by_name(mode):
 @pytest.mark.parametrize("mode", ["C"])  # NUMBA: every other test
 def test_numpy_backends_sample(mode):
     with _model():
-        step = ExchangeMC(n_rungs=4, compile_kwargs={"mode": mode})
+        step = ExchangeMC(explorer="rwm", n_rungs=4, compile_kwargs={"mode": mode})
         idata = pm.sample(draws=20, tune=20, chains=1, step=step, random_seed=1, **SAMPLE_KWARGS)
     assert np.all(np.isfinite(idata.posterior["mu"].values))

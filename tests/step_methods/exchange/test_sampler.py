@@ -37,7 +37,9 @@ def test_every_rung_has_the_exact_mean_loglik(swap_scheme):
             chains=2,
             cores=1,
             random_seed=5,
-            step=pmt.ExchangeMC(n_rungs=12, ladder="power", swap_scheme=swap_scheme),
+            step=pmt.ExchangeMC(
+                explorer="rwm", n_rungs=12, ladder="power", swap_scheme=swap_scheme
+            ),
             **SAMPLE_KWARGS,
         )
     ds = pmt.tempering_dataset(idata)
@@ -67,7 +69,7 @@ def test_scales_differing_by_orders_of_magnitude_are_tuned():
             chains=2,
             cores=1,
             random_seed=3,
-            step=pmt.ExchangeMC(n_rungs=8),
+            step=pmt.ExchangeMC(explorer="rwm", n_rungs=8),
             **SAMPLE_KWARGS,
         )
     ess = az.ess(idata)
@@ -84,7 +86,7 @@ def test_stats_land_in_the_datatree_with_rung_shapes():
             chains=2,
             cores=1,
             random_seed=1,
-            step=pmt.ExchangeMC(n_rungs=6, sweeps_per_draw=3),
+            step=pmt.ExchangeMC(explorer="rwm", n_rungs=6, sweeps_per_draw=3),
             **SAMPLE_KWARGS,
         )
     stats = idata.sample_stats
@@ -130,7 +132,7 @@ def test_invalid_proposals_are_rejected_never_recorded():
             tune=200,
             chains=1,
             random_seed=2,
-            step=pmt.ExchangeMC(n_rungs=8),
+            step=pmt.ExchangeMC(explorer="rwm", n_rungs=8),
             **SAMPLE_KWARGS,
         )
     assert (idata.posterior["theta"].values > y.max()).all()
@@ -147,7 +149,7 @@ def test_round_trips_are_counted():
             tune=200,
             chains=1,
             random_seed=2,
-            step=pmt.ExchangeMC(n_rungs=6),
+            step=pmt.ExchangeMC(explorer="rwm", n_rungs=6),
             **SAMPLE_KWARGS,
         )
     trips = idata.sample_stats.round_trips.values[0]
@@ -205,7 +207,7 @@ def test_non_finite_start_point_names_the_variable():
                 draws=10,
                 tune=0,
                 chains=1,
-                step=pmt.ExchangeMC(n_rungs=4),
+                step=pmt.ExchangeMC(explorer="rwm", n_rungs=4),
                 initvals={"mu": np.nan},
                 **SAMPLE_KWARGS,
             )
@@ -240,7 +242,7 @@ def test_batched_density_equals_per_point_density(scale):
     with pm.Model():
         w = pm.Normal("w", 0, 1, shape=3)
         pm.Bernoulli("y", logit_p=pm.math.dot(X, w), observed=y)
-        step = pmt.ExchangeMC(n_rungs=4)
+        step = pmt.ExchangeMC(explorer="rwm", n_rungs=4)
     x = rng.normal(size=(16, 3)) * scale
     logprior, loglik = step.density.batch(x)
     single = np.array([step.density(xi) for xi in x])
@@ -259,7 +261,7 @@ def test_mixture_density_is_batched_without_a_per_replica_loop():
         comps = [np.log(0.3) - 0.5 * ((x - 5.0) ** 2).sum(), np.log(0.7) - 0.5 * (x**2).sum()]
         pm.Potential("mixture", pm.math.logsumexp(pm.math.stack(comps)))
         pm.NormalMixture("y", w=[0.3, 0.7], mu=x, sigma=1.0, observed=[-4.0, 5.0, 6.0])
-        step = pmt.ExchangeMC(n_rungs=4)
+        step = pmt.ExchangeMC(explorer="rwm", n_rungs=4)
     rng = np.random.default_rng(1)
     x = np.vstack([rng.normal(size=(15, 2)) * 10, [[300.0, -300.0]]])
     logprior, loglik = step.density.batch(x)

@@ -34,7 +34,7 @@ def _rung0_draws(step, model, n):
 
 def test_prior_rung_draws_have_the_prior_law():
     with seed_lecture_model() as model:
-        step = pmt.ExchangeMC(n_rungs=6)
+        step = pmt.ExchangeMC(explorer="rwm", n_rungs=6)
     assert step.prior_rung
     draws = _rung0_draws(step, model, 3000)
     # the prior rung holds an independent prior draw after every sweep unless a swap moved a
@@ -44,7 +44,7 @@ def test_prior_rung_draws_have_the_prior_law():
 
 def test_wrong_prior_sampler_fails_the_prior_rung_test():
     with seed_lecture_model() as model:
-        step = pmt.ExchangeMC(n_rungs=6)
+        step = pmt.ExchangeMC(explorer="rwm", n_rungs=6)
     true_sampler = step.density.sample_prior
     step.density.sample_prior = lambda n, rng: 1.3 * true_sampler(n, rng)
     draws = _rung0_draws(step, model, 3000)
@@ -60,7 +60,8 @@ def test_prior_rung_decorrelates_the_lowest_rung():
         with bimodal_model():
             idata = pm.sample(
                 draws=3000, tune=500, chains=2, cores=1, random_seed=4,
-                step=pmt.ExchangeMC(n_rungs=16, prior_rung=prior_rung), **SAMPLE_KWARGS,
+                step=pmt.ExchangeMC(explorer="rwm", n_rungs=16, prior_rung=prior_rung),
+                **SAMPLE_KWARGS,
             )  # fmt: skip
         rung0 = pmt.tempering_dataset(idata).rung_loglik.sel(rung=0)
         ess[prior_rung] = float(az.ess(rung0))
@@ -84,7 +85,8 @@ def test_prior_rung_raises_round_trips_where_the_beta0_random_walk_is_slow():
             pm.Normal("y", theta, 1.0, observed=y)
             idata = pm.sample(
                 draws=2000, tune=1000, chains=1, random_seed=6,
-                step=pmt.ExchangeMC(n_rungs=8, prior_rung=prior_rung), **SAMPLE_KWARGS,
+                step=pmt.ExchangeMC(explorer="rwm", n_rungs=8, prior_rung=prior_rung),
+                **SAMPLE_KWARGS,
             )  # fmt: skip
         trips[prior_rung] = int(idata.sample_stats.round_trips.values[0, -1])
     assert trips[True] > 80 and trips[True] > 2 * trips[False], trips
@@ -103,7 +105,8 @@ def _sample_lecture(**step_kwargs):
     with seed_lecture_model():
         return pm.sample(
             draws=1500, tune=1000, chains=2, cores=1, random_seed=8,
-            step=pmt.ExchangeMC(n_rungs=10, ladder="power", **step_kwargs), **SAMPLE_KWARGS,
+            step=pmt.ExchangeMC(explorer="rwm", n_rungs=10, ladder="power", **step_kwargs),
+            **SAMPLE_KWARGS,
         )  # fmt: skip
 
 
@@ -137,7 +140,7 @@ def test_adaptive_ladder_equalises_swap_rejection():
     with bimodal_model():
         idata = pm.sample(
             draws=6000, tune=3000, chains=1, random_seed=3,
-            step=pmt.ExchangeMC(n_rungs=12, ladder="adaptive"), **SAMPLE_KWARGS,
+            step=pmt.ExchangeMC(explorer="rwm", n_rungs=12, ladder="adaptive"), **SAMPLE_KWARGS,
         )  # fmt: skip
     ds = pmt.tempering_dataset(idata)  # raises if the ladder moved after tuning
     rejection = 1 - ds.swap_accept.mean(("chain", "draw")).values
@@ -158,7 +161,9 @@ def mode_weight_check_single(idata):
 
 def test_evidence_objective_equalises_thermodynamic_length():
     with seed_lecture_model():
-        step = pmt.ExchangeMC(n_rungs=10, ladder="adaptive", ladder_objective="evidence")
+        step = pmt.ExchangeMC(
+            explorer="rwm", n_rungs=10, ladder="adaptive", ladder_objective="evidence"
+        )
         idata = pm.sample(
             draws=1000, tune=3000, chains=1, random_seed=2, step=step, **SAMPLE_KWARGS
         )
@@ -188,7 +193,8 @@ def test_the_evidence_ladder_stat_says_whether_tuning_placed_the_ladder_for_evid
     """The stat the evidence readers read (they import no step method), on every draw."""
     with seed_lecture_model():
         idata = pm.sample(draws=5, tune=5, chains=1, random_seed=1, discard_tuned_samples=False,
-                          step=pmt.ExchangeMC(n_rungs=4, **kwargs), **SAMPLE_KWARGS)  # fmt: skip
+                          step=pmt.ExchangeMC(explorer="rwm", n_rungs=4, **kwargs),
+                          **SAMPLE_KWARGS)  # fmt: skip
     for group in ("sample_stats", "warmup_sample_stats"):
         flags = idata[group]["evidence_ladder"].values
         assert flags.dtype == bool and flags.shape == (1, 5)
@@ -209,7 +215,7 @@ def test_block_prior_sampler_matches_the_per_draw_sampler():
         s = pm.HalfNormal("s", 2, shape=2)
         u = pm.Uniform("u", -1, 3)
         pm.Normal("y", s.sum() + u, 1, observed=[0.1])
-        step = pmt.ExchangeMC(n_rungs=4)
+        step = pmt.ExchangeMC(explorer="rwm", n_rungs=4)
     density = step.density
     assert density.prior_block is not None
     block = density.sample_prior(4000, np.random.default_rng(1))
@@ -230,7 +236,7 @@ def test_hierarchical_prior_falls_back_to_per_draw_sampling():
         s = pm.HalfNormal("s", 2)
         m = pm.Normal("m", 0, s)
         pm.Normal("y", m, 1, observed=[0.1])
-        step = pmt.ExchangeMC(n_rungs=4)
+        step = pmt.ExchangeMC(explorer="rwm", n_rungs=4)
     assert step.density.prior_block is None and step.density.can_sample_prior()
     draws = step.density.sample_prior(3000, np.random.default_rng(0))
     # m | s ~ N(0, s^2), s ~ HalfNormal(2): E[m^2] = E[s^2] = 4
@@ -244,7 +250,9 @@ def test_per_chain_adaptive_ladders_give_one_pooled_evidence():
     with seed_lecture_model():
         idata = pm.sample(
             draws=1500, tune=2000, chains=2, cores=1, random_seed=6,
-            step=pmt.ExchangeMC(n_rungs=16, ladder="adaptive", ladder_objective="evidence"),
+            step=pmt.ExchangeMC(
+                explorer="rwm", n_rungs=16, ladder="adaptive", ladder_objective="evidence"
+            ),
             **SAMPLE_KWARGS,
         )  # fmt: skip
     ds = pmt.tempering_dataset(idata)
@@ -269,7 +277,7 @@ def test_tuning_can_shrink_the_number_of_rungs():
     with bimodal_model():
         idata = pm.sample(
             draws=4000, tune=3000, chains=2, cores=1, random_seed=3,
-            step=pmt.ExchangeMC(n_rungs=32, ladder="adaptive", adapt_n_rungs=True),
+            step=pmt.ExchangeMC(explorer="rwm", n_rungs=32, ladder="adaptive", adapt_n_rungs=True),
             **SAMPLE_KWARGS,
         )  # fmt: skip
     ds = pmt.tempering_dataset(idata)

@@ -30,7 +30,7 @@ def _flipped_swap_ratio(beta_lower, beta_upper, loglik_lower, loglik_upper):
 def test_sign_flipped_swap_rule_in_the_compiled_sweep_fails_the_bimodal_test(monkeypatch):
     broken = recompiled(fused.sweep_kernel, log_swap_ratio=_flipped_swap_ratio)
     monkeypatch.setattr(fused, "sweep_kernel", broken)
-    ok, info = mode_weight_check(sample_bimodal(lambda: pmt.ExchangeMC(n_rungs=32)))
+    ok, info = mode_weight_check(sample_bimodal(lambda: pmt.ExchangeMC(explorer="rwm", n_rungs=32)))
     assert not ok, info
 
 
@@ -51,7 +51,9 @@ def _spied_run(monkeypatch, sweeps_per_draw, scheme="deo", draws=60):
             tune=0,
             chains=1,
             random_seed=4,
-            step=pmt.ExchangeMC(n_rungs=6, sweeps_per_draw=sweeps_per_draw, swap_scheme=scheme),
+            step=pmt.ExchangeMC(
+                explorer="rwm", n_rungs=6, sweeps_per_draw=sweeps_per_draw, swap_scheme=scheme
+            ),
             **SAMPLE_KWARGS,
         )
     return idata, np.array(records)
