@@ -2,6 +2,7 @@
 
 Run: python benchmarks/bench_bridge.py [--seeds 50] [--two-mode-seeds 20] [--seed 1]
      [--skip-side-by-side] [--skip-coverage] [--skip-two-mode]
+     python benchmarks/bench_bridge.py --calibration [--replicates 200]   (only 4, seconds)
 
 1. Side by side on regular models with closed-form log Z (the seed lecture's model, radiata
    pine M1 and M2 under the Normal-Gamma prior, a conjugate regression with k = 5
@@ -16,6 +17,9 @@ Run: python benchmarks/bench_bridge.py [--seeds 50] [--two-mode-seeds 20] [--see
 3. The two-mode target (modes 10 sd apart, weights 0.3 / 0.7): NUTS with PyMC's default start,
    4 chains, over many seeds; every run must be flagged (chains in different modes: R-hat; all
    chains in one mode: the mode search) or be right. Then TI on the same target for contrast.
+4. Calibration of the MCSE on exact draws, no MCMC (docs/decisions/004): z-scores of
+   bridge_sampling's array path (evidence.core.bridge.bridge_estimate) over replicates of a
+   correlated Gaussian, d = 1, 5, 20, independent and AR(1) draws, both proposals.
 """
 
 import argparse
@@ -29,6 +33,7 @@ import pymc as pm
 
 import pymc_tempering as pmt
 from pymc_tempering.evidence.bridge import bridge_sampling
+from pymc_tempering.evidence.core.bridge import bridge_estimate
 from pymc_tempering.exact import two_mode_log_evidence, two_mode_model
 
 QUIET = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
@@ -249,6 +254,47 @@ def two_mode(n_seeds):
     )
 
 
+def _ar1_gaussian(rng, d, rho, chains=4, draws=1000, log_z=2.5):
+    """Exact AR(1) draws (lag-1 correlation ``rho``) of ``log_z + log N(m, A A^T)``; its logp."""
+    chol = np.tril(rng.normal(size=(d, d))) * 0.3 + np.eye(d)
+    mean = rng.normal(size=d)
+    x = np.empty((chains, draws, d))
+    noise = rng.standard_normal((chains, draws, d))
+    x[:, 0] = noise[:, 0]
+    for t in range(1, draws):
+        x[:, t] = rho * x[:, t - 1] + np.sqrt(1.0 - rho**2) * noise[:, t]
+    log_norm = log_z - 0.5 * d * np.log(2 * np.pi) - np.sum(np.log(np.abs(np.diag(chol))))
+
+    def logp(u):
+        z = np.linalg.solve(chol, (u - mean).T)
+        return log_norm - 0.5 * np.sum(z**2, axis=0)
+
+    return logp, mean + x @ chol.T
+
+
+def calibration(replicates, seed):
+    """sd and 1.96-coverage of (log Z_hat - log Z) / MCSE; the proposal's stream is not the
+    draws' (the same stream makes the two sides of the bridge dependent: record 004)."""
+    print("\n4. Calibration on exact draws (4 chains x 1000), 2.5 = log Z")
+    print("method    d  rho  sd(z)  cover95  max|z|  rms mcse")
+    for method in ("normal", "warp3"):
+        for d in (1, 5, 20):
+            for rho in (0.0, 0.9):
+                z, mcse = [], []
+                for rep in range(replicates):
+                    logp, x = _ar1_gaussian(np.random.default_rng([seed, d, rep]), d, rho)
+                    rng = np.random.default_rng([seed, d, rep, 1])
+                    est = bridge_estimate(logp, x, rng, method=method)
+                    z.append((est.log_z - 2.5) / est.relative_error)
+                    mcse.append(est.relative_error)
+                z = np.asarray(z)
+                print(
+                    f"{method:7} {d:>3} {rho:>4} {z.std():6.2f} {np.mean(abs(z) < 1.96):8.3f} "
+                    f"{abs(z).max():7.1f} {np.sqrt(np.mean(np.square(mcse))):9.1e}",
+                    flush=True,
+                )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=50)
@@ -257,8 +303,14 @@ def main():
     parser.add_argument("--skip-side-by-side", action="store_true")
     parser.add_argument("--skip-coverage", action="store_true")
     parser.add_argument("--skip-two-mode", action="store_true")
+    parser.add_argument("--calibration", action="store_true", help="only part 4")
+    parser.add_argument("--replicates", type=int, default=200)
     args = parser.parse_args()
     start = time.perf_counter()
+    if args.calibration:
+        calibration(args.replicates, args.seed)
+        print(f"\ntotal {time.perf_counter() - start:.0f} s")
+        return
     if not args.skip_side_by_side:
         side_by_side(args.seed)
     if not args.skip_coverage:

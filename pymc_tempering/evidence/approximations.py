@@ -188,15 +188,9 @@ def learning_coefficient_evidence(
     (:math:`\lambda = d/2`, :math:`m = 1`) it is :func:`bic`'s value.
 
     Its error is :math:`O(1)` in :math:`n`, not a Monte Carlo error: it does not shrink with
-    more draws. On the seed model :math:`H = \prod_j w_j^2` (exact :math:`F(n)`), the
-    asymptotic :math:`\lambda = 1/2` with :math:`m = d` overshoots :math:`\log Z` by 0.9 to 1.2
-    (:math:`d = 2`) and 1.9 to 2.7 (:math:`d = 3`) over :math:`n = 10^2 \ldots 10^{12}`. An
-    estimate :math:`\hat\lambda` from the ladder already holds part of the multiplicity's
-    :math:`O(1/\log n)` correction, and :math:`m` is rarely known: with ``multiplicity=1`` the
-    exact finite-n fluctuation target is off by +0.14 to -1.05 (:math:`d = 2`) and +0.08 to
-    -1.81 (:math:`d = 3`) over :math:`n = 10^3 \ldots 10^{12}`, growing like
-    :math:`(m - 1)\log\log n`, as WBIC does. Use thermodynamic integration or stepping stone
-    for Bayes factors; this row shows what the asymptotic theory says.
+    more draws (on the seed model :math:`H = \prod_j w_j^2` it is off by up to 2.7 nats:
+    ``docs/decisions/005-evidence-estimator-notes.md``). Use thermodynamic integration or
+    stepping stone for Bayes factors; this row shows what the asymptotic theory says.
 
     Parameters
     ----------
@@ -214,9 +208,8 @@ def learning_coefficient_evidence(
     Returns
     -------
     xarray.Dataset
-        ``log_marginal_likelihood``, ``mcse`` (NaN: the error is the approximation's
-        :math:`O(1)`, not Monte Carlo), ``monte_carlo_error`` (:math:`\log n` times
-        :math:`\hat\lambda`'s MCSE: the part of the spread that more draws would remove),
+        ``log_marginal_likelihood``, ``mcse`` (NaN: the error is not Monte Carlo),
+        ``monte_carlo_error`` (:math:`\log n` times :math:`\hat\lambda`'s MCSE),
         ``learning_coefficient``, ``multiplicity``, ``max_loglik``, ``n_obs``; attrs
         ``method`` = ``"learning-coefficient approximation"``, ``approximation`` True,
         ``error`` (its order, in words).
@@ -224,9 +217,7 @@ def learning_coefficient_evidence(
     Examples
     --------
     >>> lam = pmt.learning_coefficient(idata, n_obs=n)                     # doctest: +SKIP
-    >>> with model:                                                        # doctest: +SKIP
-    ...     pmt.compare_evidence({"TI": pmt.thermodynamic_integration(idata),
-    ...                           "lambda": pmt.learning_coefficient_evidence(lam)})
+    >>> pmt.learning_coefficient_evidence(lam, model)                      # doctest: +SKIP
     """
     model = modelcontext(model)
     lam, lam_mcse, n = _lambda_and_n(learning_coefficient, n_obs)

@@ -129,6 +129,8 @@ def bar(data) -> xr.Dataset:
     \sigma(\Delta - w(x))` with :math:`w = (\beta_u - \beta_l)\,\ell` (Bennett 1976); the log
     ratios add up to :math:`\log Z`. Of all estimators of a pair's ratio from both rungs'
     draws it has the smallest asymptotic variance; stepping stone uses the lower rung only.
+    The MCSE linearises each pair's estimating equation and applies ArviZ's ESS with a
+    between-chain floor (``docs/decisions/005-evidence-estimator-notes.md``).
 
     Parameters
     ----------
@@ -153,13 +155,6 @@ def bar(data) -> xr.Dataset:
         draws, low ESS, rare swaps, a ladder that does not start at 0, few prior draws inside
         the likelihood's support), or a pair with no root.
 
-    Notes
-    -----
-    The MCSE linearises each pair's estimating equation (per-draw influence terms, summed over
-    the pairs: :func:`pymc_tempering.evidence.core.bennett.bar`) and applies ArviZ's ESS
-    over chains and draws with a between-chain floor (as thermodynamic integration's), so
-    autocorrelation along draws and correlation between rungs of one sweep are counted.
-
     Examples
     --------
     >>> res = pmt.bar(idata)                                           # doctest: +SKIP
@@ -174,8 +169,9 @@ def mbar(data) -> xr.Dataset:
     :math:`f_k = \log Z_{\beta_k}` solve :math:`\sum_n p_k(x_n) = N` over the draws of all
     rungs pooled, with :math:`p_k(x) = e^{\beta_k \ell(x) - f_k} / \sum_j e^{\beta_j \ell(x) -
     f_j}` and :math:`f_0 = 0` (Shirts & Chodera 2008), by Newton's method from the BAR
-    solution. Where neighbouring rungs overlap beyond the next one, MBAR's error is smaller
-    than BAR's (on the 20-point normal-mean model with iid draws, 2.7x smaller at 256 rungs).
+    solution. Where rungs overlap beyond their neighbours, MBAR's error is smaller than BAR's,
+    at a cost that grows with the rungs (seconds or more at 256 rungs; :func:`bar` costs far
+    less); measured in ``docs/decisions/005-evidence-estimator-notes.md``.
 
     Parameters
     ----------
@@ -191,14 +187,6 @@ def mbar(data) -> xr.Dataset:
     -----
     EvidenceWarning
         As :func:`bar`, or when Newton's method did not converge.
-
-    Notes
-    -----
-    A Newton step costs about ``chains x draws x rungs x w`` exponentials, ``w`` the number of
-    rungs within 40 nats of a draw's most probable rung (on ladders with many rungs near
-    ``beta = 0``, where the power posteriors barely differ, most of the ladder), so MBAR on
-    256 rungs costs seconds to tens of seconds; :func:`bar` costs far less. The MCSE is
-    computed as for :func:`bar`, from MBAR's linearised equations.
 
     Examples
     --------

@@ -17,7 +17,6 @@ import warnings
 import numpy as np
 import pymc as pm
 import xarray as xr
-from arviz_stats.base import array_stats
 from pymc.vartypes import discrete_types
 
 from pymc_tempering._util.fingerprint import model_fingerprint, observed_fingerprint
@@ -25,13 +24,9 @@ from pymc_tempering.evidence.checks import MIN_DRAWS, MIN_ESS, warn
 from pymc_tempering.evidence.core.bridge import (
     METHODS,
     MissedModes,
-    bridge_terms,
+    bridge_estimate,
     fit_normal,
-    iterate_bridge,
-    log_ratios,
     missed_modes,
-    overlap_ess,
-    relative_mse,
 )
 from pymc_tempering.step_methods._compile import (
     compile_batched_logp,
@@ -213,32 +208,6 @@ def bridge_problems(res: xr.Dataset, maxiter: int, n_starts=0) -> list[str]:
     return problems
 
 
-def _split_draws(draws):
-    """Each chain's first half (to fit the proposal) and second half (for the bridge), the
-    second half's effective size (median bulk ESS over parameters, within [2, n]) and the
-    largest rank R-hat of all the draws."""
-    n_draws = draws.shape[1]
-    if n_draws < 4:
-        raise ValueError(f"{ESTIMATOR} needs at least 4 draws per chain, got {n_draws}.")
-    fit, post = draws[:, : n_draws // 2], draws[:, n_draws // 2 :]
-    n_post = post.shape[0] * post.shape[1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        post_ess = np.asarray(array_stats.ess(post, chain_axis=0, draw_axis=1, method="bulk"))
-        max_rhat = float(
-            np.nanmax(array_stats.rhat(draws, chain_axis=0, draw_axis=1, method="rank"))
-        )
-    n_post_eff = float(np.clip(np.nan_to_num(np.median(post_ess), nan=n_post), 2.0, n_post))
-    return fit, post, n_post_eff, max_rhat
-
-
-def _terms_ess(f2) -> float:
-    """The ESS of the posterior draws' bridge terms ``(chain, draw)``; all of them where the
-    terms are constant (a perfect proposal, where ArviZ's ESS is not finite)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ess = float(array_stats.ess(f2, chain_axis=0, draw_axis=1, method="mean"))
-    return ess if np.isfinite(ess) else float(f2.size)
-
-
 def bridge_sampling(
     idata,
     model=None,
@@ -256,7 +225,8 @@ def bridge_sampling(
     ``EvidenceWarning`` naming the problem and the fix. The rule: Meng & Wong's (1996) iterative
     bridge on ``model.logp(jacobian=True)`` in the unconstrained value space, the first half of
     each chain fitting the proposal; the MCSE is Fruhwirth-Schnatter's (2004) relative error
-    with the ESS of the posterior-side terms. Details: ``docs/decisions/044-bridge-sampling.md``.
+    with the ESS of the posterior-side terms, calibrated on exact and AR(1) draws. Details:
+    ``docs/decisions/044-bridge-sampling.md``, ``docs/decisions/004-bridge-mcse-calibration.md``.
 
     Parameters
     ----------
@@ -271,9 +241,9 @@ def bridge_sampling(
     n_proposal : int, optional
         Proposal draws; default as many as posterior draws enter the estimate.
     random_seed : int or numpy.random.Generator, optional
-        The same seed and draws give the same result.
+        The same seed and draws give the same result (not the stream that made the draws).
     tol, maxiter : float, int, default 1e-10, 1000
-        The iteration stops when :math:`\log \hat Z` changes by less than ``tol``.
+        Stop when :math:`\log \hat Z` changes by less than ``tol``, or after ``maxiter``.
     mode_search : int, default 8
         Prior draws from which BFGS climbs, looking for modes no draw visited; 0 skips it.
 
@@ -289,8 +259,8 @@ def bridge_sampling(
     Raises
     ------
     ValueError
-        Improper priors, discrete or missing free variables, non-finite or minibatched data,
-        or a DataTree whose ``observed_data`` are not the model's (e.g. after ``pm.set_data``).
+        Improper priors, discrete or missing free variables, non-finite or minibatched data, or
+        ``observed_data`` that are not the model's (e.g. after ``pm.set_data``).
     """
     model = resolve_model(model, ESTIMATOR)
     _refuse(model)
@@ -302,19 +272,12 @@ def bridge_sampling(
     to_values = compile_value_transform(model)
     draws = _value_draws(posterior, model, to_values)
     n_params = draws.shape[2]
-    fit, post, n_post_eff, max_rhat = _split_draws(draws)
-    n_post = post.shape[0] * post.shape[1]
-    n_proposal = n_post if n_proposal is None else int(n_proposal)
-
     logp = _chunked(compile_batched_logp(model), model)
     rng = np.random.default_rng(random_seed)
-    l1, l2 = log_ratios(
-        logp, fit.reshape(-1, n_params), post.reshape(-1, n_params), n_proposal, rng, method
+    est = bridge_estimate(
+        logp, draws, rng, method=method, n_proposal=n_proposal, tol=tol, maxiter=maxiter
     )
-    result = iterate_bridge(l1, l2, n_post_eff=n_post_eff, tol=tol, maxiter=maxiter)
-    f1, f2 = bridge_terms(result.log_z, l1.reshape(post.shape[:2]), l2, n_post_eff=n_post_eff)
-    ess = _terms_ess(f2)
-    re2 = relative_mse(f1, f2, ess)
+    fit = draws[:, : draws.shape[1] // 2]
 
     missed = MissedModes(0, -np.inf, np.nan)
     if mode_search:
@@ -324,21 +287,21 @@ def bridge_sampling(
         )  # fmt: skip
     res = xr.Dataset(
         {
-            "log_marginal_likelihood": result.log_z,
-            "mcse": np.sqrt(re2),
-            "relative_error": np.sqrt(re2),
-            "ess": ess,
-            "n_iterations": result.n_iterations,
-            "converged": result.converged,
-            "max_rhat": max_rhat,
-            "overlap_posterior": overlap_ess(f2),
-            "overlap_proposal": overlap_ess(f1),
+            "log_marginal_likelihood": est.log_z,
+            "mcse": est.relative_error,
+            "relative_error": est.relative_error,
+            "ess": est.ess,
+            "n_iterations": est.n_iterations,
+            "converged": est.converged,
+            "max_rhat": est.max_rhat,
+            "overlap_posterior": est.overlap_posterior,
+            "overlap_proposal": est.overlap_proposal,
             "missed_modes": missed.n_modes,
             # share of Z_hat + Z_missed in the missed modes: 1 / (1 + Z_hat / Z_missed)
-            "missed_mass": float(np.exp(-np.logaddexp(0.0, result.log_z - missed.log_mass))),
-            "n_draws": n_post,
-            "n_fit": fit.shape[0] * fit.shape[1],
-            "n_proposal": n_proposal,
+            "missed_mass": float(np.exp(-np.logaddexp(0.0, est.log_z - missed.log_mass))),
+            "n_draws": est.n_draws,
+            "n_fit": est.n_fit,
+            "n_proposal": est.n_proposal,
         },
         attrs={
             "estimator": ESTIMATOR,

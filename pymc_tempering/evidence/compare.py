@@ -136,41 +136,35 @@ def _row(name, item, estimator, chosen) -> _Row:
 def compare_evidence(models, model_prior=None, method=None, *, estimator=None):
     r"""Rank models by log marginal likelihood: Bayes factors and posterior model probabilities.
 
+    Log Bayes factors against the best model with MCSEs in quadrature, model probabilities with
+    delta-method MCSEs; every row carries its estimate's warning.
+
     Parameters
     ----------
     models : dict of {str: DataTree or Dataset}
-        Per model: an ExchangeMC DataTree (its evidence is computed with ``estimator``), a
-        ``pm.sample_smc`` DataTree (its ``log_marginal_likelihood``: the mean over chains, MCSE
-        their sd / sqrt(chains)), or a result of :func:`thermodynamic_integration`,
-        :func:`stepping_stone`, :func:`marginal_likelihood`,
-        :func:`pymc_tempering.bridge_sampling`, :func:`laplace_evidence`, :func:`bic`,
-        :func:`pymc_tempering.wbic` (``-WBIC``) or
-        :func:`pymc_tempering.learning_coefficient_evidence`. The last four are
-        approximations: their ``method`` says so (``"WBIC approximation"``,
-        ``"learning-coefficient approximation"``) and their ``mcse`` is NaN where their error
-        is not a Monte Carlo one (WBIC's MCSE covers only its Monte Carlo part; its
-        approximation error is :math:`O_p(\sqrt{\log n})`). An estimate from a ladder that
-        starts above ``beta = 0`` is not log Z and is refused.
+        Per model: an ExchangeMC DataTree (evidence by ``method``), a ``pm.sample_smc``
+        DataTree (mean over chains, MCSE their sd / sqrt(chains)), or a result of
+        :func:`thermodynamic_integration`, :func:`stepping_stone`, :func:`marginal_likelihood`,
+        :func:`pymc_tempering.bridge_sampling` or an approximation (:func:`laplace_evidence`,
+        :func:`bic`, :func:`pymc_tempering.wbic`,
+        :func:`pymc_tempering.learning_coefficient_evidence`: ``method`` names it, ``mcse`` is
+        NaN or its Monte Carlo part). A ladder that starts above ``beta = 0`` is refused.
     model_prior : dict of {str: float}, optional
         Prior model probabilities (normalised here). Uniform by default.
     method : {"ti", "ss", "bar", "mbar"}, optional
-        The estimator for ExchangeMC DataTrees and the entry read from
-        :func:`marginal_likelihood` results: Bennett's acceptance ratio, MBAR, thermodynamic
-        integration, stepping stone (full names, as in results' ``estimator`` coordinate, are
-        accepted too). Default ``"ti"``, or a :func:`marginal_likelihood`
-        result's first estimator where it lacks TI.
+        The estimator for ExchangeMC DataTrees and :func:`marginal_likelihood` results (full
+        names, as their ``estimator`` coordinate, too). Default ``"ti"``, or a result's first
+        estimator where it lacks TI.
     estimator : str, optional
         The former name of ``method``; give one of the two.
 
     Returns
     -------
     pandas.DataFrame
-        Indexed by model name, sorted by log Z (best first), like ``arviz.compare``: ``rank``,
-        ``log_marginal_likelihood``, ``mcse``, ``log_bayes_factor`` (log Z minus the best log Z,
-        so 0 for the best), ``log_bayes_factor_mcse`` (the two MCSEs in quadrature: independent
-        runs), ``model_probability`` and its delta-method ``model_probability_mcse``,
-        ``method``, and ``warning`` (why a row's estimate should not be trusted, ``""`` if it
-        can be).
+        Indexed by model name, best log Z first, like ``arviz.compare``: ``rank``,
+        ``log_marginal_likelihood``, ``mcse``, ``log_bayes_factor`` (0 for the best),
+        ``log_bayes_factor_mcse``, ``model_probability``, ``model_probability_mcse``,
+        ``method`` and ``warning`` (``""`` where the estimate can be trusted).
 
     Warns
     -----

@@ -253,6 +253,11 @@ def estimate_evidence(data, method="corrected") -> EvidenceEstimates:
 def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
     r"""Log marginal likelihood by thermodynamic integration over ExchangeMC's ladder.
 
+    Within its MCSE plus ``discretisation_error`` of log Z when every rung samples its power
+    posterior, else an ``EvidenceWarning``. The (corrected) trapezoid over
+    :math:`E_\beta[\ell]`, its MCSE from ArviZ's ESS of the per-draw terms (:func:`ti_draws`).
+    Assumptions: ``docs/decisions/005-evidence-estimator-notes.md``.
+
     Parameters
     ----------
     data : DataTree or Dataset
@@ -264,56 +269,28 @@ def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
     Returns
     -------
     xarray.Dataset
-        Scalars ``log_marginal_likelihood``, ``mcse`` (Monte Carlo standard error), ``ess``,
-        ``discretisation_error`` (the estimated quadrature error of ``method``,
-        :func:`pymc_tempering.evidence.core.tempered.ti_discretisation_error`) and
-        ``log_support_fraction`` (log of the share of ``beta = 0`` draws with non-zero
-        likelihood, 0 unless the likelihood's support depends on the parameters); per rung (dim
-        ``rung``, coord ``beta``) ``mean_loglik`` and ``var_loglik`` (over finite draws),
-        ``mean_loglik_mcse``, ``ess_loglik`` and ``support_fraction`` (the share of finite
-        draws, below 1 only on a ``beta = 0`` rung). ``attrs`` name the estimator, method, the
-        ladder's first beta (``ladder_start``), the warning's text (``warning``, ``""`` if
-        none) and the observed-data fingerprint used by :func:`compare_evidence`.
+        Scalars ``log_marginal_likelihood``, ``mcse``, ``ess``, ``discretisation_error``
+        (:func:`~pymc_tempering.evidence.core.tempered.ti_discretisation_error`) and
+        ``log_support_fraction`` (log share of ``beta = 0`` draws of non-zero likelihood);
+        per rung (dim ``rung``, coord ``beta``) ``mean_loglik``, ``var_loglik``
+        (over finite draws), ``mean_loglik_mcse``, ``ess_loglik``, ``support_fraction``.
+        ``attrs``: ``estimator``, ``method``, ``ladder_start``, ``warning`` (``""`` if none),
+        ``observed_data`` (the fingerprint :func:`compare_evidence` compares).
 
     Warns
     -----
     EvidenceWarning
-        If the ladder starts above 0, there are fewer than 400 draws, a rung's loglik ESS (or the
-        estimate's) is below 100, a neighbouring pair swaps less than 1% of the time, too few
-        prior draws reach the likelihood's support, the estimated quadrature error exceeds the
-        MCSE, the corrected rule leaves the bracket of the left and right Riemann sums, a rung's
-        heavy-tailed log-likelihood moves the estimate, or stepping stone on the same draws
-        disagrees beyond Monte Carlo error (:mod:`pymc_tempering.evidence.checks`).
-
-    Notes
-    -----
-    Assumptions. The recorded draws of every rung are (after tuning) from its power posterior;
-    the ladder is fixed; the prior (``model.varlogp``) is proper and normalised, and
-    :math:`\ell` is ExchangeMC's ``model.datalogp``, so Potentials count as likelihood terms.
-    The MCSE is that of the mean of the per-draw terms of :func:`ti_draws`, with ArviZ's
-    split-chain ESS: it accounts for autocorrelation along draws and between rungs (swaps
-    correlate them) and across chains, and, for the corrected rule, linearises the variance
-    term (delta method). It does not include the discretisation error, which is reported
-    separately and warned about when it exceeds the MCSE. Both rules are biased when
-    :math:`E_\beta[\ell]` bends sharply between rungs; add rungs there.
-
-    Zero likelihood. Where prior draws on the ``beta = 0`` rung have ``loglik = -inf``
-    (the likelihood's support depends on the parameters), :math:`E_\beta[\ell]` jumps at 0
-    and :math:`\log Z = \log P(\ell > -\infty) + \int_0^1 E_\beta[\ell]\,d\beta` with the
-    mean over the support at 0; the estimator uses the share of finite draws for the first
-    term (see :mod:`pymc_tempering.evidence.core.tempered`).
+        For a ladder above 0, few draws or ESS, rare swaps, few prior draws in the support, a
+        quadrature error above the MCSE, heavy-tailed rungs, or disagreement with stepping
+        stone (every check: :mod:`pymc_tempering.evidence.checks`).
 
     References
     ----------
-    N. Friel and A. N. Pettitt (2008), Marginal likelihood estimation via power posteriors.
-    JRSS B 70(3). N. Friel, M. Hurn and J. Wyse (2014), Improving power posterior estimation of
-    statistical evidence. Statistics and Computing 24.
+    Friel & Pettitt (2008), JRSS B 70(3). Friel, Hurn & Wyse (2014), Stat. Comput. 24.
 
     Examples
     --------
-    >>> idata = pm.sample(step=pmt.ExchangeMC(), model=model)        # doctest: +SKIP
-    >>> res = pmt.thermodynamic_integration(idata)                    # doctest: +SKIP
-    >>> float(res.log_marginal_likelihood), float(res.mcse)           # doctest: +SKIP
+    >>> res = pmt.thermodynamic_integration(idata)  # doctest: +SKIP
     """
     found = estimate_evidence(data, method)
     found.ti.attrs["warning"] = warn(ESTIMATORS[0], found.ti_problems, stacklevel=2)
@@ -326,7 +303,9 @@ def stepping_stone(data) -> xr.Dataset:
     :math:`\log \hat Z = \sum_{l=1}^{L-1} \log \frac1N \sum_d e^{(\beta_{l+1} - \beta_l)
     \ell_{l,d}}`, rung :math:`l`'s draws estimating :math:`Z_{\beta_{l+1}} / Z_{\beta_l}`
     (Xie et al. 2011); with :math:`\ell = -nH` it is Nagata & Watanabe's (2008) free energy
-    :math:`F = -\log Z`. Each ratio is computed by log-sum-exp.
+    :math:`F = -\log Z`. Each ratio is computed by log-sum-exp; the MCSE linearises each
+    stone's log and applies ArviZ's ESS to the per-draw sum (:func:`stepping_stone_draws`).
+    Assumptions: ``docs/decisions/005-evidence-estimator-notes.md``.
 
     Parameters
     ----------
@@ -345,25 +324,13 @@ def stepping_stone(data) -> xr.Dataset:
     Warns
     -----
     EvidenceWarning
-        For the sampling problems of :func:`thermodynamic_integration`, stones with
-        heavy-tailed weights or, where tied weights fit no tail, whose few largest weights move
-        the estimate by more than its MCSE, or disagreement with thermodynamic integration on
-        the same draws.
-
-    Notes
-    -----
-    Assumptions. There is no quadrature error; each ratio is consistent, and the log of the
-    sample mean is biased low by about half its relative variance (small when the MCSE is).
-    The MCSE linearises :math:`\log \bar Y_l` (delta method) and applies ArviZ's split-chain
-    ESS to the per-draw sum over stones (:func:`stepping_stone_draws`), so correlation along
-    draws, across rungs and chains is included. It presumes :math:`e^{\Delta\beta\,\ell}` has
-    a finite variance under rung :math:`l`; far-apart rungs make the weights heavy-tailed and
-    the MCSE optimistic.
+        For the sampling problems of :func:`thermodynamic_integration`, stones whose
+        heavy-tailed (or, tied, few largest) weights move the estimate, or disagreement with
+        thermodynamic integration on the same draws.
 
     References
     ----------
-    W. Xie, P. O. Lewis, Y. Fan, L. Kuo and M.-H. Chen (2011), Improving marginal likelihood
-    estimation for Bayesian phylogenetic model selection. Systematic Biology 60(2).
+    Xie, Lewis, Fan, Kuo & Chen (2011), Systematic Biology 60(2).
 
     Examples
     --------

@@ -24,7 +24,8 @@ bridgesampling's ``error_measures``):
     f_1 = \frac{p}{s_1 p + s_2 g},\ f_2 = \frac{g}{s_1 p + s_2 g},
 
 with :math:`p = \tilde p / \hat Z`; the ESS of the posterior-side terms accounts for the
-autocorrelation of MCMC draws. Both :math:`f` are bounded (by :math:`1/s_1`, :math:`1/s_2`),
+autocorrelation of MCMC draws (calibration: ``docs/decisions/004-bridge-mcse-calibration.md``).
+Both :math:`f` are bounded (by :math:`1/s_1`, :math:`1/s_2`),
 so the estimator has finite variance whatever the proposal; what a poor proposal costs is
 overlap: few draws carry the sums (:func:`overlap_ess`).
 
@@ -36,21 +37,23 @@ covariance and skewness by bridging the symmetrised, standardised posterior
 
 References
 ----------
-X.-L. Meng and W. H. Wong (1996), Simulating ratios of normalizing constants via a simple
-identity. Statistica Sinica 6. X.-L. Meng and S. Schilling (2002), Warp bridge sampling. JCGS
-11. S. Fruhwirth-Schnatter (2004), Estimating marginal likelihoods for mixture and Markov
-switching models using bridge sampling techniques. Econometrics Journal 7. Q. F. Gronau et
-al. (2017), A tutorial on bridge sampling. J. Math. Psychology 81.
+Meng & Wong (1996), Statistica Sinica 6. Meng & Schilling (2002), JCGS 11. Fruhwirth-Schnatter
+(2004), Econometrics Journal 7. Gronau et al. (2017), J. Math. Psychology 81.
 """
 
 from typing import NamedTuple
 
 import numpy as np
 import scipy.optimize
+from arviz_stats.base import array_stats
 from scipy.special import logsumexp
 
 __all__ = [
     "BridgeIteration",
+    "BridgeEstimate",
+    "bridge_estimate",
+    "split_draws",
+    "terms_ess",
     "iterate_bridge",
     "bridge_terms",
     "relative_mse",
@@ -260,6 +263,100 @@ def log_ratios(logp, fit_draws, post_draws, n_proposal, rng, method="normal"):
     step = eta @ chol.T
     l2 = warped(mean + step, mean - step) - _std_normal_logpdf(eta)
     return l1, l2
+
+
+def split_draws(draws):
+    """Each chain's first half (fits the proposal) and second half (enters the bridge).
+
+    Returns ``(fit, post, n_post_eff, max_rhat)``: the halves of ``draws`` (shape
+    ``(chain, draw, d)``), the second half's effective size (median bulk ESS over parameters,
+    within ``[2, n]``) and the largest rank R-hat of all the draws.
+    """
+    n_draws = draws.shape[1]
+    if n_draws < 4:
+        raise ValueError(
+            f"Bridge sampling needs at least 4 draws per chain (half of each fits the proposal), "
+            f"got {n_draws}: draw more."
+        )
+    fit, post = draws[:, : n_draws // 2], draws[:, n_draws // 2 :]
+    n_post = post.shape[0] * post.shape[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        post_ess = np.asarray(array_stats.ess(post, chain_axis=0, draw_axis=1, method="bulk"))
+        max_rhat = float(
+            np.nanmax(array_stats.rhat(draws, chain_axis=0, draw_axis=1, method="rank"))
+        )
+    n_post_eff = float(np.clip(np.nan_to_num(np.median(post_ess), nan=n_post), 2.0, n_post))
+    return fit, post, n_post_eff, max_rhat
+
+
+def terms_ess(f2) -> float:
+    """ArviZ's ESS of the posterior draws' bridge terms ``(chain, draw)``; their count where
+    the terms are constant (a perfect proposal, where the ESS is not finite)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ess = float(array_stats.ess(f2, chain_axis=0, draw_axis=1, method="mean"))
+    return ess if np.isfinite(ess) else float(f2.size)
+
+
+class BridgeEstimate(NamedTuple):
+    """Result of :func:`bridge_estimate`; ``relative_error`` is the MCSE of ``log_z``."""
+
+    log_z: float
+    relative_error: float
+    ess: float
+    n_iterations: int
+    converged: bool
+    max_rhat: float
+    overlap_posterior: float
+    overlap_proposal: float
+    n_draws: int
+    n_fit: int
+    n_proposal: int
+
+
+def bridge_estimate(
+    logp, draws, rng, *, method="normal", n_proposal=None, tol=1e-10, maxiter=1000
+) -> BridgeEstimate:
+    r"""Bridge sampling's :math:`\log Z` and its MCSE from posterior draws, start to end.
+
+    The rule of :func:`pymc_tempering.bridge_sampling`, on arrays: :func:`split_draws`, then
+    :func:`log_ratios` (``n_proposal`` proposal draws, default as many as bridged posterior
+    draws), :func:`iterate_bridge` with the bulk ESS as the posterior draws' weight, and the
+    MCSE :math:`\sqrt{\mathrm{RE}^2}` of :func:`relative_mse` with :func:`terms_ess`. It is
+    calibrated on exact and AR(1) draws (``docs/decisions/004-bridge-mcse-calibration.md``).
+
+    Parameters
+    ----------
+    logp : callable
+        ``logp(x)`` of an ``(n, d)`` array, as in :func:`log_ratios`.
+    draws : ndarray, shape (chain, draw, d)
+        Posterior draws, at least 4 per chain.
+    rng : numpy.random.Generator
+        Draws the proposal; use a stream independent of the one that made ``draws``.
+    method : {"normal", "warp3"}, default "normal"
+    n_proposal : int, optional
+    tol, maxiter : float, int, default 1e-10, 1000
+        As in :func:`iterate_bridge`.
+
+    Returns
+    -------
+    BridgeEstimate
+    """
+    n_params = draws.shape[2]
+    fit, post, n_post_eff, max_rhat = split_draws(draws)
+    n_post = post.shape[0] * post.shape[1]
+    n_proposal = n_post if n_proposal is None else int(n_proposal)
+    l1, l2 = log_ratios(
+        logp, fit.reshape(-1, n_params), post.reshape(-1, n_params), n_proposal, rng, method
+    )
+    result = iterate_bridge(l1, l2, n_post_eff=n_post_eff, tol=tol, maxiter=maxiter)
+    f1, f2 = bridge_terms(result.log_z, l1.reshape(post.shape[:2]), l2, n_post_eff=n_post_eff)
+    ess = terms_ess(f2)
+    re2 = relative_mse(f1, f2, ess)
+    return BridgeEstimate(
+        result.log_z, float(np.sqrt(re2)), ess, result.n_iterations, result.converged,
+        max_rhat, overlap_ess(f2), overlap_ess(f1), n_post, fit.shape[0] * fit.shape[1],
+        n_proposal,
+    )  # fmt: skip
 
 
 class MissedModes(NamedTuple):

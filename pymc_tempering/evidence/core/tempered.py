@@ -157,10 +157,8 @@ def ti_discretisation_error(
     trapezoid's error has a second estimate, ``|T - C|``; where the two disagree by more than
     a third of the larger plus twice ``noise`` (the Monte Carlo error of the estimates, so that
     noisy moments do not fake a disagreement), the ladder is too coarse for the rates, and the
-    estimate is ``|T - C|`` (for both rules: a bound that held on every coarse ladder we
-    tried). The corrected rule's estimate is doubled for safety. Checked on the lecture model's
-    exact moments, it bounds the true error on geometric ladders of 6 to 256 rungs down to
-    ``beta = 2**-30``.
+    estimate is ``|T - C|`` (for both rules). The corrected rule's estimate is doubled for
+    safety. Where it was checked: ``docs/decisions/005-evidence-estimator-notes.md``.
     """
     betas = _check_betas(betas)
     mean, var = np.asarray(mean_loglik, dtype=float), np.asarray(var_loglik, dtype=float)
