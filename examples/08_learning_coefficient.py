@@ -97,6 +97,8 @@ def llc_runs(draws, seed):
         # find_MAP started from zeros would stop: start it off the symmetric set
         center = pm.find_MAP(model=net, initvals={"a": [1.0, 0.1], "b": [1.0, 0.1]},
                              jitter=False, progressbar=False)  # fmt: skip
+        # gamma = 100 as in devinterp's tutorials: the estimate then warns that the localization
+        # carries most of it (the finite-gamma LLC, below lambda)
         net_llc = pmt.local_learning_coefficient(net, center, localization=100.0, **run)
     exact = pmt.exact.monomial_llc(LLC_N, pmt.wbic_beta(LLC_N), LLC_GAMMA, (1, 1), prior_sd=1.0)
     return {

@@ -26,6 +26,7 @@ __all__ = [
     "PAIR_STATS",
     "EVIDENCE_LADDER_STAT",
     "EXPLORER_STAT",
+    "LOCAL_MOVES",
     "explorer_run",
     "SGLD_NOISE_STATS",
     "evidence_ladder_run",
@@ -41,7 +42,17 @@ PAIR_STATS = ("swap_accept", "swap_accepted")  # one per neighbouring pair of ru
 # True on every draw of a run whose ladder tuning re-placed the rungs for the evidence
 # (ladder="adaptive", ladder_objective="evidence"): the evidence readers' caveat
 EVIDENCE_LADDER_STAT = "evidence_ladder"
-EXPLORER_STAT = "explorer"  # the local move per rung, e.g. "rwm+diag", "mala+dense"
+EXPLORER_STAT = "explorer"  # the local move per rung, as its index in LOCAL_MOVES
+#: the local moves ExchangeMC records in :data:`EXPLORER_STAT` (an int8 code: a string stat
+#: would not keep its dtype through netCDF and the model store)
+LOCAL_MOVES = (
+    "rwm+diag",
+    "rwm+dense",
+    "mala+diag",
+    "mala+dense",
+    "independent+diag",
+    "independent+dense",
+)
 #: ExchangeMC's sampler stats as PyMC's ``stats_dtypes_shapes``; ``(object, None)`` is an
 #: array per draw, stored with the raw dim ``<name>_dim_0`` (:func:`tempering_dataset`
 #: relabels it). The class docstring of ``pmt.ExchangeMC`` says what each one holds.
@@ -53,7 +64,7 @@ EXCHANGE_STATS = {
     "swap_rate": (np.float64, []),
     "round_trips": (np.int64, []),
     EVIDENCE_LADDER_STAT: (bool, []),
-    EXPLORER_STAT: (np.dtype("U24"), []),
+    EXPLORER_STAT: (np.int8, []),
     **{name: (object, None) for name in (LADDER_STAT, *RUNG_STATS, *PAIR_STATS)},
 }
 SGLD_NOISE_STATS = ("step_size", "sampling_threshold", "grad_noise_var", "injected_noise_var")
@@ -255,13 +266,14 @@ def evidence_ladder_run(data) -> bool | None:
 
 
 def explorer_run(data) -> str | None:
-    """ExchangeMC's local move in ``data`` (the stat :data:`EXPLORER_STAT`, e.g.
-    ``"mala+dense"``; several joined by ``", "`` where chains differ), ``None`` where the
-    stats do not have it (another sampler, or a run recorded before the stat existed)."""
+    """ExchangeMC's local move in ``data`` (the stat :data:`EXPLORER_STAT` read through
+    :data:`LOCAL_MOVES`, e.g. ``"mala+dense"``; several joined by ``", "`` where chains
+    differ), ``None`` where the stats do not have it (another sampler, or an older run)."""
     stats = _sample_stats(data)
     if EXPLORER_STAT not in stats:
         return None
-    return ", ".join(dict.fromkeys(str(v) for v in np.ravel(stats[EXPLORER_STAT].values)))
+    codes = dict.fromkeys(int(v) for v in np.ravel(stats[EXPLORER_STAT].values))
+    return ", ".join(LOCAL_MOVES[code] for code in codes)
 
 
 def group(data, name: str, sampler: str = "pmt.SGLD") -> xr.Dataset | None:

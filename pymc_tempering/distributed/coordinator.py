@@ -132,6 +132,7 @@ def run_sweeps(actors, blocks, betas, tune, draws, swap_rng, n_params, on_sweep=
                 swap_rate=swap_sum / max(swap_count, 1),
                 round_trips=round_trips,
                 evidence_ladder=False,
+                explorer=0,  # LOCAL_MOVES[0], the random walk with one scale per rung
                 betas=betas.copy(),
                 rung_loglik=rung_loglik.copy(),
                 rung_accept=rung_accept.copy(),

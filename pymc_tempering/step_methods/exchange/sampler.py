@@ -43,7 +43,7 @@ from pymc_tempering.step_methods.exchange.state import (
     SweepCounters,
     initial_replicas,
 )
-from pymc_tempering.trace import EXPLORER_STAT
+from pymc_tempering.trace import EXPLORER_STAT, LOCAL_MOVES
 
 __all__ = ["ExchangeMC"]
 
@@ -215,6 +215,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self.dense = dense_proposal(proposal, explorer, n_continuous, discrete=bool(discrete))
         # the local move as the stat EXPLORER_STAT records it, e.g. "mala+dense"
         self.local_move = f"{explorer}+{'dense' if self.dense else 'diag'}"
+        self._local_move_code = np.int8(LOCAL_MOVES.index(self.local_move))
         # a dense proposal learns its covariances from gradients too, while tuning (MALA's
         # own, or forward differences); not with discrete variables, which have none
         self.grad_tuning = self.dense and not discrete
@@ -329,7 +330,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
             self.max_rungs if self.adapt_n_rungs else None,
             self.evidence_ladder,
         )
-        stats[EXPLORER_STAT] = self.local_move
+        stats[EXPLORER_STAT] = self._local_move_code
         return stats
 
     def _sweep(self):

@@ -43,7 +43,7 @@ def tempered_law(beta):
 
 def sample_correlated(seed=3, draws=1500, tune=1000, **kwargs):
     with correlated_model():
-        step = ExchangeMC(explorer="rwm", n_rungs=8, proposal="dense", **kwargs)
+        step = ExchangeMC(**{"explorer": "rwm", **kwargs}, n_rungs=8, proposal="dense")
         return pm.sample(draws=draws, tune=tune, chains=2, cores=1, step=step,
                          random_seed=seed, **SAMPLE_KWARGS)  # fmt: skip
 
@@ -170,7 +170,8 @@ def test_auto_is_dense_for_small_models_only():
     with correlated_model():
         assert ExchangeMC(explorer="rwm", n_rungs=4, proposal="auto").dense
         assert not ExchangeMC(explorer="rwm", n_rungs=4).dense  # the walk's default: diagonal
-        assert ExchangeMC(n_rungs=4).dense  # explorer="auto": MALA, dense
+        assert ExchangeMC(n_rungs=4, explorer="auto").dense  # MALA, dense
+        assert not ExchangeMC(n_rungs=4).dense  # the default: the diagonal walk
         assert ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").dense
     with pm.Model():  # 30 parameters: dense for MALA only (no extra density rows)
         x = pm.Normal("x", 0, 1, shape=30)

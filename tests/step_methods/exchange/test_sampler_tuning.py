@@ -105,7 +105,7 @@ def _sample_lecture(**step_kwargs):
     with seed_lecture_model():
         return pm.sample(
             draws=1500, tune=1000, chains=2, cores=1, random_seed=8,
-            step=pmt.ExchangeMC(explorer="rwm", n_rungs=10, ladder="power", **step_kwargs),
+            step=pmt.ExchangeMC(**{"explorer": "rwm", **step_kwargs}, n_rungs=10, ladder="power"),
             **SAMPLE_KWARGS,
         )  # fmt: skip
 
