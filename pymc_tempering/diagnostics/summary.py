@@ -109,22 +109,15 @@ def tempering_summary(data) -> xr.Dataset:
     Returns
     -------
     xarray.Dataset
-        Per rung (dim ``rung``, coord ``beta``): ``accept`` (local Metropolis acceptance
-        probability; 1 on an exact prior rung), ``scaling`` (proposal scale, chains averaged;
-        NaN on an exact prior rung, which proposes nothing), ``mean_loglik`` with
-        ``mean_loglik_mcse``, ``ess_loglik`` (ESS of the mean) and ``rhat_loglik`` (with one
-        chain, its two halves compared), ``zero_likelihood_fraction`` (draws whose
-        log-likelihood is -inf; the loglik statistics are over the other draws, see Notes)
-        and ``cumulative_barrier``. Per rung pair (dim ``rung_pair``, coords ``beta_lower``,
-        ``beta_upper``): ``swap_accept``, ``swap_accepted``, ``rejection``. Per chain:
-        ``round_trips``, ``round_trip_rate`` (per 1,000 draws). Scalars: ``global_barrier``,
-        ``suggested_n_rungs``, ``predicted_round_trip_rate``. ``attrs["n_draws"]``,
-        ``attrs["n_chains"]`` and ``attrs["explorer"]`` (the local move, e.g.
-        ``"mala+dense"``; absent from runs recorded without the stat). When each chain
-        tuned its own ladder (``ladder="adaptive"``),
-        every quantity is computed per chain and has a ``chain`` dim, and so has ``beta``;
-        with ``adapt_n_rungs=True`` a chain that settled on fewer rungs has NaN on the rungs
-        it lacks (where its ``beta`` is NaN).
+        Per rung (dim ``rung``, coord ``beta``): ``accept`` (1 on an exact prior rung),
+        ``scaling`` (chains averaged; NaN on an exact prior rung), ``mean_loglik``,
+        ``mean_loglik_mcse``, ``ess_loglik``, ``rhat_loglik`` (one chain: its halves),
+        ``zero_likelihood_fraction``, ``cumulative_barrier``. Per pair (dim ``rung_pair``, coords
+        ``beta_lower``, ``beta_upper``): ``swap_accept``, ``swap_accepted``, ``rejection``. Per
+        chain: ``round_trips``, ``round_trip_rate`` (per 1,000 draws). Scalars:
+        ``global_barrier``, ``suggested_n_rungs``, ``predicted_round_trip_rate``. ``attrs``:
+        ``n_draws``, ``n_chains``, ``explorer`` (if recorded). Per-chain ladders (``"adaptive"``)
+        add a ``chain`` dim, ``beta`` too; NaN on rungs a chain lacks (``adapt_n_rungs``).
 
     Raises
     ------
@@ -133,12 +126,8 @@ def tempering_summary(data) -> xr.Dataset:
 
     Notes
     -----
-    Where the likelihood's support depends on a parameter (or a Potential is -inf), the
-    ``beta = 0`` rung samples prior draws with zero likelihood. They have no weight under any
-    rung with ``beta > 0``, so ``mean_loglik`` there is the mean over the finite draws (the
-    limit :math:`\beta \to 0^+` that thermodynamic integration needs) and
-    ``zero_likelihood_fraction`` says how many were left out. Swap and local acceptance rates
-    are unaffected: a swap that would move such a draw up is always rejected.
+    Prior-rung draws of zero likelihood are left out of the loglik statistics (the limit
+    :math:`\beta \to 0^+` that TI needs; docs/decisions/005): swap and local rates keep them.
 
     See Also
     --------
@@ -147,7 +136,6 @@ def tempering_summary(data) -> xr.Dataset:
     Examples
     --------
     >>> summary = pmt.tempering_summary(idata)                                   # doctest: +SKIP
-    >>> summary[["accept", "mean_loglik", "mean_loglik_mcse"]].to_dataframe()   # doctest: +SKIP
     >>> float(summary.global_barrier), int(summary.suggested_n_rungs)            # doctest: +SKIP
     """
     ds = tempering_dataset(data)

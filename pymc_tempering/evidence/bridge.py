@@ -223,10 +223,8 @@ def bridge_sampling(
 
     The promise: within its MCSE of the truth when the draws cover the whole posterior, else an
     ``EvidenceWarning`` naming the problem and the fix. The rule: Meng & Wong's (1996) iterative
-    bridge on ``model.logp(jacobian=True)`` in the unconstrained value space, the first half of
-    each chain fitting the proposal; the MCSE is Fruhwirth-Schnatter's (2004) relative error
-    with the ESS of the posterior-side terms, calibrated on exact and AR(1) draws. Details:
-    ``docs/decisions/044-bridge-sampling.md``, ``docs/decisions/004-bridge-mcse-calibration.md``.
+    bridge in the unconstrained value space, each chain's first half fitting the proposal; MCSE by
+    Fruhwirth-Schnatter (2004). Details: docs/decisions/044 and 004 (the MCSE's calibration).
 
     Parameters
     ----------
@@ -234,8 +232,8 @@ def bridge_sampling(
         ``pm.sample`` (any sampler), ExchangeMC (its ``beta = 1`` rung) or ``pm.sample_smc``
         draws, or their posterior Dataset: every free variable, dims ``(chain, draw, ...)``.
     model : pm.Model, optional
-        The model that produced ``idata`` (default: the one in context); proper priors, the
-        full data (no ``pm.Minibatch``), the observed data the draws were sampled with.
+        The model of ``idata`` (default: the context's): proper priors, full data (no
+        ``pm.Minibatch``), the observed data the draws were sampled with.
     method : {"normal", "warp3"}, default "normal"
         The proposal: a normal fitted to the draws, or Warp-3 (also matches skewness).
     n_proposal : int, optional
@@ -250,11 +248,10 @@ def bridge_sampling(
     Returns
     -------
     xarray.Dataset
-        Scalars ``log_marginal_likelihood``, ``mcse``, ``relative_error``, ``ess``,
-        ``n_iterations``, ``converged``, ``max_rhat``, ``overlap_posterior``,
-        ``overlap_proposal``, ``missed_modes``, ``missed_mass``, ``n_draws``, ``n_fit``,
-        ``n_proposal``; ``attrs`` ``estimator``, ``method``, ``observed_data``,
-        ``ladder_start=0.0`` and ``warning`` (``""`` if none).
+        Scalars: ``log_marginal_likelihood``, ``mcse``, ``relative_error``, ``ess``, ``converged``,
+        ``n_iterations``, ``max_rhat``, ``overlap_posterior``, ``overlap_proposal``,
+        ``missed_modes``, ``missed_mass``, ``n_draws``, ``n_fit``, ``n_proposal``; attrs
+        ``estimator``, ``method``, ``observed_data``, ``ladder_start=0.0``, ``warning`` ("": none).
 
     Raises
     ------

@@ -137,26 +137,23 @@ def compare_evidence(models, model_prior=None, method=None, *, estimator=None):
     r"""Rank models by log marginal likelihood: Bayes factors and posterior model probabilities.
 
     Log Bayes factors against the best model with MCSEs in quadrature, model probabilities with
-    delta-method MCSEs; every row carries its estimate's warning.
+    delta-method MCSEs; every row carries its estimate's warning. Guide: ``docs/guide/evidence.md``.
 
     Parameters
     ----------
     models : dict of {str: DataTree or Dataset}
-        Per model: an ExchangeMC DataTree (evidence by ``method``), a ``pm.sample_smc``
-        DataTree (mean over chains, MCSE their sd / sqrt(chains)), or a result of
-        :func:`thermodynamic_integration`, :func:`stepping_stone`, :func:`marginal_likelihood`,
-        :func:`pymc_tempering.bridge_sampling` or an approximation (:func:`laplace_evidence`,
-        :func:`bic`, :func:`pymc_tempering.wbic`,
+        Per model: an ExchangeMC DataTree, a ``pm.sample_smc`` DataTree (mean over chains, MCSE
+        their sd / sqrt(chains)), or a result of :func:`thermodynamic_integration`,
+        :func:`stepping_stone`, :func:`marginal_likelihood`, :func:`pymc_tempering.bridge_sampling`
+        or an approximation (:func:`laplace_evidence`, :func:`bic`, :func:`pymc_tempering.wbic`,
         :func:`pymc_tempering.learning_coefficient_evidence`: ``method`` names it, ``mcse`` is
         NaN or its Monte Carlo part). A ladder that starts above ``beta = 0`` is refused.
     model_prior : dict of {str: float}, optional
         Prior model probabilities (normalised here). Uniform by default.
-    method : {"ti", "ss", "bar", "mbar"}, optional
-        The estimator for ExchangeMC DataTrees and :func:`marginal_likelihood` results (full
-        names, as their ``estimator`` coordinate, too). Default ``"ti"``, or a result's first
-        estimator where it lacks TI.
-    estimator : str, optional
-        The former name of ``method``; give one of the two.
+    method, estimator : {"ti", "ss", "bar", "mbar"}, optional
+        The estimator for ExchangeMC DataTrees and :func:`marginal_likelihood` results (or full
+        names); default ``"ti"``, or a result's first one where it lacks TI. ``estimator`` is
+        the former name of ``method``; give one of the two.
 
     Returns
     -------

@@ -122,8 +122,7 @@ def wbic(data, n_obs=None, *, model=None) -> xr.Dataset:
         :math:`n`; read from ``observed_data`` when None; required for a ``pm.Potential``.
     model : pm.Model, optional
         One-temperature runs: the full-data model whose ``datalogp`` is evaluated per draw
-        (default: the context's; without one, the ``log_likelihood`` group, which lacks
-        Potentials).
+        (default: the context's, else the ``log_likelihood`` group, which lacks Potentials).
 
     Returns
     -------
@@ -215,15 +214,14 @@ def _curve(betas, loglik):
 def learning_coefficient(data, n_obs=None, method="two_temperature") -> xr.Dataset:
     r"""The learning coefficient (real log canonical threshold) :math:`\lambda` from the ladder.
 
-    Two estimators, both from :math:`E_\beta[-\ell] \approx nL_n(w_0) + \lambda/\beta`
-    (Watanabe 2013): the two-temperature :math:`(E_{\beta_1}[-\ell] - E_{\beta_2}[-\ell]) /
-    (1/\beta_1 - 1/\beta_2)` on the rung pair at :math:`\beta^* = 1/\log n` (:math:`\beta^*`
-    and the rung above it when it is a rung, else the pair around it), and the fluctuation
-    form :math:`\beta^{*2}\,\mathrm{Var}_{\beta^*}[\ell]` (read by importance weights from the
-    rung below when :math:`\beta^*` is not a rung). A regular model has :math:`\lambda = d/2`;
-    a singular one less. Both converge to :math:`\lambda` as :math:`n \to \infty`; at finite
-    :math:`n` they carry :math:`O(1/\log n)` terms (from the multiplicity), which the curve over
-    the ladder shows: flat at :math:`d/2` for a regular model, below it for a singular one.
+    Two estimators from :math:`E_\beta[-\ell] \approx nL_n(w_0) + \lambda/\beta` (Watanabe 2013):
+    the two-temperature :math:`(E_{\beta_1}[-\ell] - E_{\beta_2}[-\ell]) / (1/\beta_1 -
+    1/\beta_2)` on the rung pair at :math:`\beta^* = 1/\log n` (:math:`\beta^*` and the rung
+    above if a rung, else the pair around it), and the fluctuation form
+    :math:`\beta^{*2}\,\mathrm{Var}_{\beta^*}[\ell]` (reweighted from the rung below when
+    :math:`\beta^*` is not a rung). A regular model has :math:`\lambda = d/2`, a singular one
+    less; at finite :math:`n`, :math:`O(1/\log n)` terms show in the curves over the ladder
+    (``docs/guide/singular.md``; maths: :mod:`pymc_tempering.singular.core`).
 
     Parameters
     ----------
@@ -237,20 +235,17 @@ def learning_coefficient(data, n_obs=None, method="two_temperature") -> xr.Datas
     Returns
     -------
     xarray.Dataset
-        ``learning_coefficient`` and ``mcse`` (by ``method``), ``ess``; ``two_temperature``,
-        ``two_temperature_mcse``, ``fluctuation``, ``fluctuation_mcse`` (both at
-        :math:`\beta^*`), ``beta`` (:math:`\beta^*`), ``beta_1`` and ``beta_2`` (the pair
-        used); the curves ``fluctuation_curve`` and ``fluctuation_curve_mcse`` (dim
-        ``rung``, coordinate ``beta_rung``) and ``two_temperature_curve`` and
-        ``two_temperature_curve_mcse`` (dim ``rung_pair``, coordinates ``beta_lower``,
-        ``beta_upper``); attrs ``n_obs``, ``method``, ``ess_fraction``, ``warning``.
+        ``learning_coefficient``, ``mcse`` (by ``method``), ``ess``; ``two_temperature(_mcse)``,
+        ``fluctuation(_mcse)`` (at :math:`\beta^*`), ``beta`` (:math:`\beta^*`), ``beta_1``,
+        ``beta_2`` (the pair used); curves ``fluctuation_curve(_mcse)`` (dim ``rung``, coord
+        ``beta_rung``) and ``two_temperature_curve(_mcse)`` (dim ``rung_pair``, coords
+        ``beta_lower``, ``beta_upper``); attrs ``n_obs``, ``method``, ``ess_fraction``, ``warning``.
 
     Warns
     -----
     EvidenceWarning
-        When :math:`\beta^*` is not a rung (the fluctuation form was reweighted), the ESS is
-        below 100, or the two estimators disagree beyond 4 MCSE of their difference (then
-        :math:`n` is too small for the asymptotic form, or the run has not mixed).
+        :math:`\beta^*` not a rung (fluctuation reweighted), ESS below 100, or the estimators
+        disagreeing beyond 4 MCSE (:math:`n` too small for the asymptotics, or poor mixing).
 
     Examples
     --------

@@ -196,45 +196,40 @@ def local_learning_coefficient(
 ):
     r"""The local learning coefficient :math:`\hat\lambda(w^*)` with MCSE and diagnostics.
 
+    :math:`\hat\lambda(w^*) = n\beta^*(E[L_n(w)] - L_n(w^*))` under the localised tempered
+    posterior (Lau et al. 2023); details: the module docstring, ``docs/guide/singular.md``.
+
     Parameters
     ----------
-    model : pm.Model, optional
-        The full-data model (its ``datalogp`` is :math:`\ell = -nL_n`); from the context.
-    center : dict, optional
-        :math:`w^*` in the value space (as ``pm.find_MAP`` returns it); default ``find_MAP``.
-    sampler : {"mala", "sgld"}, default "mala"
-        MALA is exact; SGLD (constant ``step_size``, required) is biased by its step size and
-        is checked by a rerun at ``step_size / 4`` unless ``check_step_size=False``.
-    n_obs : int, optional
-        :math:`n`; read from the observed data when None (required with Potentials).
-    beta : float, optional
-        Default :math:`\beta^* = 1/\log n`.
+    model, center : pm.Model, dict, optional
+        The full-data model (its ``datalogp`` is :math:`\ell = -nL_n`; default: the context's)
+        and :math:`w^*` in the value space (default: ``pm.find_MAP``'s).
+    sampler, step_size : {"mala", "sgld"}, float, default "mala", None
+        MALA is exact (``step_size`` tuned when None); SGLD is biased by its required ``step_size``.
+    n_obs, beta : int, float, optional
+        :math:`n` (read from the observed data when None; required with Potentials) and
+        :math:`\beta`, default :math:`\beta^* = 1/\log n`.
     localization : float, optional
-        :math:`\gamma` of the term :math:`-\tfrac\gamma2|w - w^*|^2` (value space). Default: the
-        largest :math:`\gamma` that takes at most 5% of the estimate along every coordinate the
-        likelihood pulls, capped by the prior's curvature along a flat one (a singular
-        :math:`w^*`): :func:`~pymc_tempering.singular.core.default_localization`.
-    step_size : float, optional
-        MALA: tuned when None. SGLD: required.
-    minibatch_model : pm.Model, optional
-        A ``pm.Minibatch`` twin of ``model`` for SGLD to sample (the loss uses the full data).
+        :math:`\gamma` of :math:`-\tfrac\gamma2|w - w^*|^2`; default at most 5% of the estimate
+        (:func:`~pymc_tempering.singular.core.default_localization`, docs/decisions/060).
+    minibatch_model, check_step_size : pm.Model, bool, optional
+        SGLD: a ``pm.Minibatch`` twin of ``model`` to sample (the loss uses the full data), and
+        whether to rerun at ``step_size / 4`` to measure the step-size bias (default True).
     **sample_kwargs
         Passed to ``pm.sample``; chains start at :math:`w^*`.
 
     Returns
     -------
     xarray.Dataset
-        ``local_learning_coefficient``, ``mcse``, ``ess``, ``per_chain(_mcse)``, the loss trace
-        ``loss`` (``chain``, ``draw``), ``loss_center``, the shares of the estimate taken by
-        the localization and the prior (``localization_share``, ``prior_share``), and with
-        SGLD's check ``step_size_check(_mcse)``. attrs: ``beta``, ``n_obs``,
-        ``localization`` (the one used), ``sampler``, ``step_size``, ``prior``, ``warning``.
+        ``local_learning_coefficient``, ``mcse``, ``ess``, ``per_chain(_mcse)``, ``loss``
+        (``chain``, ``draw``), ``loss_center``, ``localization_share``, ``prior_share``, with
+        SGLD's check ``step_size_check(_mcse)``; attrs ``beta``, ``n_obs``, ``localization``
+        (the one used), ``sampler``, ``step_size``, ``prior``, ``warning``.
 
     Warns
     -----
     LocalizationWarning
-        When localization and prior take more than 10% of the estimate together: it is then
-        the finite-n LLC, below :math:`\lambda(w^*)` by about that share (guide: singular).
+        Localization and prior take over 10% of the estimate (the finite-n LLC, guide: singular).
     EvidenceWarning
         Unsettled or disagreeing chains, a negative estimate (w* not a minimum), SGLD
         divergences or step-size dependence.

@@ -53,83 +53,36 @@ GRADIENT_STEP = 1e-5  # difference step, relative to each rung's per-parameter s
 class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
     r"""Replica-exchange Monte Carlo (parallel tempering), Metropolis-Hastings moves per rung.
 
-    Rung :math:`l` at inverse temperature :math:`\beta_l` targets
-    :math:`p(w)\,p(y \mid w)^{\beta_l}`, with :math:`0 \le \beta_1 < \dots < \beta_L = 1`; the
-    :math:`\beta = 1` rung is the chain PyMC records. Each sweep moves every rung by one local
-    move (one batched, compiled density call for all rungs), then proposes swaps of neighbouring
-    replicas, accepted with probability
-    :math:`\min\{1, \exp((\beta_{l+1} - \beta_l)(\ell_l - \ell_{l+1}))\}`, :math:`\ell_l` the
-    log-likelihood of the replica on rung :math:`l`.
+    Rung :math:`l` samples :math:`p(w)\,p(y \mid w)^{\beta_l}`, PyMC records :math:`\beta = 1`;
+    each sweep moves every rung, then swaps neighbours with probability :math:`\min\{1,
+    e^{(\beta_{l+1} - \beta_l)(\ell_l - \ell_{l+1})}\}`, :math:`\ell` the log-likelihood. Stats:
+    :data:`pymc_tempering.trace.EXCHANGE_STATS`; guide: ``docs/guide/tempering.md``.
 
     Parameters
     ----------
-    vars : list, optional
-        Must be all free variables of the model (the default): every rung needs the full state.
-    betas : array_like, optional
-        The ladder, strictly increasing in [0, 1] and ending at 1; overrides ``ladder``, or with
-        ``ladder="adaptive"`` the ladder tuning starts from.
-    n_rungs : int, optional
-        Number of rungs for a built-in ladder, default 32.
+    betas, n_rungs : array_like, int, optional
+        A ladder rising in [0, 1] to 1 (or adaptive's start), else a built-in ladder's size (32).
     ladder : {"geometric", "power", "adaptive"}, default "geometric"
-        Nagata & Watanabe's :math:`\beta_1 = 0, \beta_l = 2^{l-L}`; Friel & Pettitt's
-        :math:`(i/(L-1))^5`; or re-placed during tuning in rounds of doubling length to
-        equalise ``ladder_objective`` between neighbours (Syed et al. 2021), then frozen; the
-        barrier estimate is kept as ``barrier`` and ``n_rungs_suggested``.
-    ladder_objective : {"swap", "evidence"}, default "swap"
-        What the adaptive ladder equalises: the swap rejection rate (best round trips), or
-        ``Delta beta * sd_beta[loglik]`` in ``log beta`` (equal thermodynamic length,
-        :func:`pymc_tempering.ladder.thermodynamic_length_ladder`). Runs with ``"evidence"``
-        record the stat ``evidence_ladder`` and the evidence estimators warn: on a multimodal
-        target its error bars were too small (docs/decisions/020-evidence-ladder-caveat.md).
-    adapt_n_rungs : bool, default False
-        With ``ladder="adaptive"``, also set the number of rungs after each round to the one
-        the barrier suggests (``ladder.suggested_n_rungs``, at least 3).
-    swap_scheme : {"deo", "seo", "random"}, default "deo"
-        Deterministic even/odd pairs (non-reversible PT), even or odd at random, or one random
-        pair per sweep (:func:`pymc_tempering.step_methods.exchange.swap.swap_pairs`).
-    explorer : {"rwm", "mala", "independent", "auto"}, default "rwm"
-        The local move on every rung (:mod:`pymc_tempering.step_methods.exchange.explorers`).
-        ``"auto"``: MALA with a dense preconditioner for a model of continuous variables
-        whose log density PyTensor can differentiate and that has at most
-        ``options.AUTO_MALA_MAX_PARAMS`` (64) parameters; the diagonal random walk
-        otherwise (discrete variables keep their Gibbs / lattice moves). Recorded in the
-        stat ``explorer``. Opt-in, not the default: measured against the random walk it
-        was 0.2-0.3x per CPU second on a singular target (docs/decisions/110-exchange-defaults.md).
-    proposal : {"diag", "dense", "auto"}, optional
-        The proposal covariance learned per rung during tuning: per-parameter scales, or the
-        rung's full covariance (Haario et al. 2001; MALA's preconditioner with ``"mala"``);
-        ``"auto"`` is dense up to ``options.DENSE_MAX_PARAMS`` continuous parameters. Default
-        ``"dense"`` where ``explorer="auto"`` chose MALA, else ``"diag"``.
-    prior_rung : bool, optional
-        Where the ladder starts at 0 and the prior can be forward-sampled (the default then),
-        rung 0 draws an independent prior sample every sweep.
-    sweeps_per_draw : int, default 1
-        Sweeps (local moves on all rungs + one swap round) per recorded draw.
-    target_accept : float, optional
-        Local acceptance rate tuning aims for; default the explorer's (random walk: 0.44 in
-        1-D falling to 0.234, Gelman, Roberts & Gilks 1996; MALA 0.574).
-    scaling : float, optional
-        Initial proposal scale, default ``2.38 / sqrt(n_params)``.
-    init : {"prior", "jitter"}, default "prior"
-        How the replicas other than the recorded one start: prior draws where the model can
-        be forward-sampled, else the initial point plus U(-1, 1) in the transformed space.
-    model, rng, initial_point, compile_kwargs, blocked
-        As for PyMC's step methods; ``compile_kwargs["mode"]`` must be a NumPy backend.
-
-    Notes
-    -----
-    Tuning sets each rung's proposal scale by Robbins-Monro towards ``target_accept`` and its
-    per-parameter scales (or covariance) at the ends of doubling windows
-    (:mod:`pymc_tempering.step_methods.exchange.tuning`); all is frozen after tuning. A
-    proposal with a non-finite log prior or log-likelihood is rejected on every rung.
-
-    Stats per draw (:data:`pymc_tempering.trace.EXCHANGE_STATS`): ``tune``; ``explorer``
-    (the local move, e.g. ``"mala+dense"``); ``accept``,
-    ``accepted``, ``scaling`` of the top rung; ``swap_rate`` and ``round_trips`` since tuning
-    started or ended; ``evidence_ladder``; per rung ``betas``, ``rung_loglik``,
-    ``rung_accept``, ``rung_scaling`` (NaN on an exact prior rung), ``rung_replica``; per pair
-    ``swap_accept``, ``swap_accepted`` (NaN where none was proposed).
-    :func:`pymc_tempering.trace.tempering_dataset` labels them by rung.
+        :math:`\beta_1 = 0, \beta_l = 2^{l-L}`; :math:`(i/(L-1))^5`; or re-placed during tuning
+        (Syed et al. 2021), recording ``barrier`` and ``n_rungs_suggested``.
+    ladder_objective, adapt_n_rungs : {"swap", "evidence"}, bool, default "swap", False
+        What ``"adaptive"`` equalises: swap rejection, or thermodynamic length (evidence then
+        warned: docs/decisions/020-evidence-ladder-caveat.md); and whether it resets the count.
+    swap_scheme, sweeps_per_draw : {"deo", "seo", "random"}, int, default "deo", 1
+        Non-reversible even/odd pairs, even or odd at random, or one random pair; sweeps (local
+        moves on all rungs, one swap round) per recorded draw.
+    explorer, proposal : {"rwm", "mala", "independent", "auto"}, {"diag", "dense", "auto"}
+        The local move (default ``"rwm"``, :mod:`.explorers`, stat ``explorer``; ``"auto"``:
+        docs/guide/exchange_defaults.md) and its per-rung covariance learned in tuning (Haario
+        et al. 2001; default ``"dense"`` where ``"auto"`` chose MALA, else ``"diag"``).
+    prior_rung, init : bool, {"prior", "jitter"}, optional
+        Exact prior draws on a ``beta = 0`` rung (default where the prior can be forward-sampled);
+        other replicas start at prior draws (default) or the initial point plus U(-1, 1).
+    target_accept, scaling : float, optional
+        Acceptance goal (default: the explorer's) and first scale (``2.38 / sqrt(n_params)``).
+    vars, model, rng, initial_point, compile_kwargs, blocked
+        As for PyMC's step methods; ``vars`` must be all free variables (the default) and
+        ``compile_kwargs["mode"]`` a NumPy backend.
 
     References
     ----------

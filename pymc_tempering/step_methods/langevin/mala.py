@@ -58,21 +58,19 @@ class MALA(LangevinBase):
 
     Proposes :math:`y = x + hM\nabla\log\pi(x) + \sqrt{2hM}\,\xi` (the h-form) and accepts it by
     the Metropolis-Hastings rule, so it samples :math:`\pi \propto \text{prior} \times
-    \text{likelihood}^\beta` exactly (Roberts & Tweedie 1996): one density-and-gradient call
-    per transition, two when other steps sample some of the model's variables.
+    \text{likelihood}^\beta` exactly (Roberts & Tweedie 1996), one gradient call per transition.
+    Guide: ``docs/guide/langevin.md``; tuning: :mod:`~pymc_tempering.step_methods.langevin.tuning`
+    (frozen at its end); stats: :data:`~pymc_tempering.step_methods.langevin.mala_stats.MALA_STATS`.
 
     Parameters
     ----------
     vars : list, optional
         Continuous variables to sample, default all continuous free variables.
-    step_size, scaling : float, float or array_like, optional
-        :math:`h`, and :math:`M` (a diagonal, or an SPD matrix); given: fixed unless
-        ``adapt_step_size`` / ``adapt_scaling``; default: tuned from ``d ** (-1/3)`` and ones.
+    step_size, scaling, adapt_step_size, adapt_scaling : float, array_like, bool, bool, optional
+        :math:`h` and :math:`M` (a diagonal, or an SPD matrix): fixed if given, else tuned from
+        ``d ** (-1/3)`` and ones; ``adapt_step_size`` / ``adapt_scaling`` override either way.
     preconditioner : {"auto", "diag", "dense"}, default "auto"
-        ``"auto"``: dense up to :data:`DENSE_MAX_PARAMS` parameters, else diagonal
-        (:func:`~pymc_tempering.step_methods.langevin.options.resolve_preconditioner`).
-    adapt_step_size, adapt_scaling : bool, optional
-        Whether to tune :math:`h` / :math:`M`; default: tune what was not given.
+        ``"auto"``: dense up to :data:`DENSE_MAX_PARAMS` parameters, else diagonal.
     target_accept : float, default 0.574
         The acceptance tuning aims for, optimal in high dimension (Roberts & Rosenthal 1998).
     gamma, k, t0 : float, default 0.2, 0.75, 10
@@ -82,20 +80,13 @@ class MALA(LangevinBase):
     Emax : float, default 1000
         A proposal whose log ratio is below ``-Emax``, or not finite, is a rejected divergence.
     localization, localization_center : float and dict, optional
-        :math:`\gamma` and :math:`w^*` (value names): adds :math:`-\tfrac\gamma2|x - w^*|^2`,
-        the LLC's localised posterior (Lau et al. 2023; :mod:`pymc_tempering.singular.llc`).
+        :math:`\gamma` and :math:`w^*` (value names): adds :math:`-\tfrac\gamma2|x - w^*|^2`
+        (the LLC's localised posterior, Lau et al. 2023: :mod:`pymc_tempering.singular.llc`).
     steps_per_draw : int or "auto", default "auto"
-        Transitions per recorded draw; "auto": ``options.tuning_draw_steps`` and
-        :func:`~pymc_tempering.step_methods.langevin.options.sampling_draw_steps`.
+        Transitions per recorded draw; "auto": about 1.5 diffusion times (docs/decisions/090).
     model, rng, initial_point, compile_kwargs, blocked
-        As for PyMC's step methods.
-
-    Notes
-    -----
-    Tuning: :mod:`~pymc_tempering.step_methods.langevin.tuning`, frozen when tuning ends. Stats:
-    :data:`~pymc_tempering.step_methods.langevin.mala_stats.MALA_STATS`. A start with a
-    non-finite density raises a ``ValueError`` naming the variables (pass ``initvals=``);
-    ``pm.Minibatch`` models are refused (use ``SGLD``).
+        As for PyMC's step methods; a non-finite start raises ``ValueError`` (pass
+        ``initvals=``); ``pm.Minibatch`` models are refused (use ``SGLD``).
 
     References
     ----------

@@ -32,18 +32,18 @@ class ULAState(StepMethodState):
 class ULA(LangevinBase):
     r"""Unadjusted Langevin algorithm: Langevin moves without an accept/reject step.
 
-    Each draw is one Euler-Maruyama step of the Langevin diffusion (the h-form, :math:`\epsilon^2
-    = 2h` in the other convention), on :math:`\log\pi = \text{logprior} + \beta\,\text{loglik}`:
+    Each draw is one Euler-Maruyama step (the h-form, :math:`\epsilon^2 = 2h` in the other
+    convention) on :math:`\log\pi = \text{logprior} + \beta\,\text{loglik}`:
 
     .. math:: x' = x + h\,M\,\nabla \log \pi(x) + \sqrt{2 h M}\,\xi, \qquad \xi \sim N(0, I).
 
-    **ULA samples a biased law**, off by :math:`O(h)` (Durmus & Moulines 2017): on
-    :math:`N(0, s^2)` its variance is :math:`s^2 / (1 - h / (2 s^2))`, unstable for
-    :math:`h \ge 2 s^2`; where the gradient grows faster than linearly (:math:`e^{-x^4}`) it
-    blows up for every :math:`h`. It keeps every move, so it cannot see a jump of the density
-    or a hard constraint: it discards a move into zero density, flags it ``diverging`` and warns
-    once per chain, but its draws near such a boundary stay wrong (docs/decisions/092). Use
-    :class:`MALA` or ``ExchangeMC`` for exact sampling.
+    **ULA samples a biased law**, off by :math:`O(h)` (Durmus & Moulines 2017), unstable for
+    large :math:`h` or light tails. It keeps every move, so it cannot see a jump of the density
+    or a hard constraint: a move into zero density is discarded and flagged ``diverging``, but
+    draws near such a boundary stay wrong (docs/decisions/092; ``docs/guide/langevin.md``). Use
+    :class:`MALA` or ``ExchangeMC`` for exact sampling. Stats: ``stats_dtypes_shapes``
+    (``model_logp`` is ``lp`` in the DataTree; ``beta`` is checked by
+    :func:`pymc_tempering.singular.wbic`).
 
     Parameters
     ----------
@@ -57,19 +57,13 @@ class ULA(LangevinBase):
     beta : float, default 1.0
         Inverse temperature: the target is logprior + beta * loglik.
     Emax : float, default 1000
-        A move whose log density falls by more than ``Emax`` counts as a divergence.
+        A fall of the log density by more than ``Emax``, or a non-finite state, density or
+        gradient, is a divergence: the draw repeats the last finite state (the trace never holds
+        NaN); the first one after tuning raises a ``RuntimeWarning``.
     localization, localization_center : float and dict, optional
         :math:`\gamma` and :math:`w^*`, as for :class:`MALA`.
     model, rng, initial_point, compile_kwargs, blocked
-        As for PyMC's step methods.
-
-    Notes
-    -----
-    A divergent draw (a non-finite state, density or gradient, or a fall of more than ``Emax``)
-    repeats the last finite state, so the trace never holds NaN; the first one after tuning
-    raises a ``RuntimeWarning``. Stats: ``stats_dtypes_shapes`` (``model_logp`` is ``lp`` in the
-    DataTree; ``beta`` is checked by :func:`pymc_tempering.singular.wbic`). Starts and
-    ``pm.Minibatch`` models as for :class:`MALA`.
+        As for PyMC's step methods; starts and ``pm.Minibatch`` models as for :class:`MALA`.
 
     References
     ----------

@@ -51,55 +51,37 @@ class SGLDState(StepMethodState):
 class SGLD(Resumable, FlatPointStep, ArrayStepShared):
     r"""Stochastic-gradient Langevin dynamics (Welling & Teh 2011), optionally preconditioned.
 
-    Each step draws a fresh minibatch of ``n`` rows (the model's ``pm.Minibatch``; ``N / n``
-    from the observed variables' ``total_size=N``) and moves, with no Metropolis correction,
-
-    .. math::
-        \theta' = \theta + \tfrac{\epsilon_t}{2} M \big(\nabla \log p(\theta)
-        + \tfrac{N}{n} \textstyle\sum_i \nabla \log p(x_{ti} \mid \theta)\big) + \eta_t,
-        \qquad \eta_t \sim \mathcal N(0, \epsilon_t M).
-
-    Without ``pm.Minibatch`` this is ULA with :math:`h = \epsilon/2`, and like ULA it keeps
-    every move: jumps and hard constraints are invisible to it (docs/decisions/092). Weight
-    the draws by step size (eq. 11): :func:`pymc_tempering.diagnostics.step_size_weighted_mean`.
+    Each step draws a fresh ``pm.Minibatch`` of ``n`` of the ``total_size=N`` rows and moves
+    :math:`\theta' = \theta + \tfrac{\epsilon_t}{2} M g_t + \mathcal N(0, \epsilon_t M)`,
+    :math:`g_t` the prior's gradient plus :math:`N/n` times the minibatch's. No Metropolis step:
+    jumps and hard constraints go unseen (docs/decisions/092). Guide: ``docs/guide/sgld.md``;
+    weight draws by :func:`pymc_tempering.diagnostics.step_size_weighted_mean`. Stats:
+    :mod:`.stats`; divergences (discarded, flagged, warned once per chain): :mod:`.divergence`.
 
     Parameters
     ----------
     vars : list, optional
         Continuous free variables to sample (default: all of the model's).
     step_size, final_step_size : float, optional
-        :math:`\epsilon_0`, default ``1 / N`` (so :math:`\epsilon P = O(1)` at the start), and the
-        last step's, default ``step_size / 100`` (Welling & Teh's 0.01 to 0.0001 at N = 100).
-    gamma : float, default 0.55
-        Decay exponent of :math:`\epsilon_t = a (b + t)^{-\gamma}`, in (0.5, 1].
-    schedule : {"polynomial", "constant"}, default "polynomial"
-        ``"constant"`` keeps :math:`\epsilon_t` = ``step_size``.
-    n_steps : int, optional
-        Steps the schedule spans; default ``tune + draws`` of each chain.
-    preconditioner : None, array_like or "rmsprop", default None
+        :math:`\epsilon_0`, default ``1 / N``, and the last step's, default ``step_size / 100``.
+    schedule, gamma, n_steps : {"polynomial", "constant"}, float, int, optional
+        :math:`\epsilon_t = a (b + t)^{-\gamma}` (default; ``gamma`` in (0.5, 1], default 0.55)
+        over ``n_steps`` (default ``tune + draws``), or ``"constant"``: ``step_size``.
+    preconditioner, rmsprop_decay, rmsprop_eps : None, array_like or "rmsprop"; float, float
         Diagonal of :math:`M`: identity, a fixed positive vector, or pSGLD's RMSprop (Li et al.
-        2016, without their :math:`\Gamma` term), tuned during tuning and then frozen.
-    rmsprop_decay, rmsprop_eps : float, default 0.99, 1e-5
-        :math:`\alpha` and :math:`\lambda` of the RMSprop preconditioner.
+        2016, no :math:`\Gamma`; :math:`\alpha` 0.99, :math:`\lambda` 1e-5), frozen after tuning.
     threshold, threshold_every, threshold_rows : float, int, int, default 0.1, 100, >= 32
-        Log once when the sampling threshold falls below ``threshold``; compute it every
-        ``threshold_every`` steps from ``threshold_rows`` rows (see :mod:`.stats`).
+        Log once when the sampling threshold falls below ``threshold``, checked every
+        ``threshold_every`` steps on ``threshold_rows`` rows.
     beta : float, default 1.0
         Inverse temperature: the drift follows logprior + beta * loglik, as ``MALA(beta=)``.
     localization, localization_center : float and dict, optional
         :math:`\gamma` and :math:`w^*`, as for ``MALA`` (devinterp's SGLD for the LLC).
     control_variate : dict, optional
-        An anchor near the mode (value names): SGLD-CV (Baker et al. 2019), an unbiased
-        gradient whose variance vanishes near the anchor; costs one full-data gradient.
+        An anchor near the mode (value names): SGLD-CV (Baker et al. 2019); one full-data gradient.
     model, rng, initial_point, compile_kwargs, blocked
-        As for PyMC's step methods.
-
-    Notes
-    -----
-    Stats: :mod:`~pymc_tempering.step_methods.sgld.stats`; divergences (discarded, flagged,
-    warned once per chain): :mod:`~pymc_tempering.step_methods.sgld.divergence`. One compiled
-    call per step; a start with a non-finite density raises a ``ValueError`` (pass
-    ``initvals=``); the minibatch RNG is reseeded per chain, so a ``random_seed`` repeats the trace.
+        As for PyMC's step methods; a non-finite start raises ``ValueError`` (pass ``initvals=``);
+        the minibatch RNG is reseeded per chain, so a ``random_seed`` repeats the trace.
 
     References
     ----------
