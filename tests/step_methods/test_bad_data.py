@@ -23,3 +23,12 @@ def test_inf_in_the_data_names_the_observed_variable(name):
             pm.sample(step=STEPS[name](), draws=5, tune=5, chains=1, progressbar=False)
     assert "'y': 1" in str(info.value)
     assert "initvals" not in str(info.value)
+
+
+def test_inf_in_pm_data_is_named_too():
+    with pm.Model():
+        data = pm.Data("data", np.array([1.0, 2.0, -np.inf]))
+        mu = pm.Normal("mu", 0, 1)
+        pm.Normal("y", mu, 1, observed=data)
+        with pytest.raises(ValueError, match="'y': 1"):
+            pmt.ExchangeMC(n_rungs=4)

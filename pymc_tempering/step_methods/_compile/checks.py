@@ -7,6 +7,7 @@ from pymc.data import MinibatchOp
 from pymc.distributions.continuous import FlatRV, HalfFlatRV
 from pymc.model import Model, modelcontext
 from pymc.variational.minibatch_rv import MinibatchRandomVariable
+from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import applys_between, graph_inputs
 
@@ -54,13 +55,23 @@ def resolve_model(model, what: str) -> Model:
     return model
 
 
+def _observed_values(data):
+    """The array behind observed data, read without compiling: a constant's value or a
+    ``pm.Data``'s; None for a computed graph (e.g. a minibatch), which is not checked."""
+    if isinstance(data, Constant):
+        return np.asarray(data.data)
+    if isinstance(data, SharedVariable):
+        return np.asarray(data.get_value(borrow=True))
+    return None
+
+
 def check_observed_finite(model, what: str) -> None:
     """Raise a ValueError naming the observed variables whose data hold ``inf`` (or NaN left
     after PyMC's imputation, e.g. in ``pm.Data``): every log-likelihood would be ``-inf``."""
     bad = {}
     for rv in model.observed_RVs:
-        values = np.asarray(model.rvs_to_values[rv].eval())
-        if values.dtype.kind in "fc":
+        values = _observed_values(model.rvs_to_values[rv])
+        if values is not None and values.dtype.kind in "fc":
             n_bad = int(np.count_nonzero(~np.isfinite(values)))
             if n_bad:
                 bad[rv.name] = n_bad
