@@ -25,12 +25,13 @@ per second on correlated posteriors; measured: README. OpenBLAS is limited to on
 core is used): on a shared machine its threads spin against each other in the small dense
 linear algebra.
 
-``--defaults`` (issue 35): ``ExchangeMC(explorer="auto")`` against ``ExchangeMC()`` as typed
-(the diagonal random walk), NUTS and ``pm.Metropolis`` (``pm.sample``'s own choice where a
+``--defaults`` (issue 35): ``ExchangeMC(explorer="auto")`` (dense MALA with its fallback to the
+random walk) against dense MALA throughout, ``ExchangeMC()`` as typed (the diagonal random
+walk), NUTS and ``pm.Metropolis`` (``pm.sample``'s own choice where a
 model has discrete variables), the same way, on the problems of :data:`DEFAULTS_PROBLEMS`:
-every run and its min ESS, CPU s and (two-mode target) the weight of the mode at +5 (exact 0.7)
-with its MCSE, then the median per sampler and the spread. Record:
-docs/decisions/110-exchange-defaults.md.
+every run and its min ESS, CPU s, the local move it ended with and (two-mode target) the
+weight of the mode at +5 (exact 0.7) with its MCSE, then the median per sampler and the
+spread. Record: docs/decisions/110-exchange-defaults.md.
 """
 
 import os
@@ -56,6 +57,7 @@ from problems import (  # noqa: E402
 
 import pymc_tempering as pmt  # noqa: E402
 from pymc_tempering.exact import two_mode_model as bimodal_model  # noqa: E402
+from pymc_tempering.trace import LOCAL_MOVES  # noqa: E402
 
 CORRELATED_SAMPLERS = {
     "EMC rwm diag": lambda: {"step": pmt.ExchangeMC(explorer="rwm")},
@@ -67,6 +69,8 @@ CORRELATED_SAMPLERS = {
 
 DEFAULTS_SAMPLERS = {
     "EMC auto": lambda: {"step": pmt.ExchangeMC(explorer="auto")},
+    # "auto" before its fallback rule (decision 110): dense MALA throughout
+    "EMC mala dense": lambda: {"step": pmt.ExchangeMC(explorer="mala", proposal="dense")},
     "ExchangeMC()": lambda: {"step": pmt.ExchangeMC()},
     "NUTS": lambda: {},
     "Metropolis": lambda: {"step": pm.Metropolis()},
@@ -84,14 +88,16 @@ DEFAULTS_PROBLEMS = {
 
 
 def defaults_run(build, sampler, draws, tune, seed):
-    """``(min ESS, CPU s, mode weight, its MCSE)`` of one run as :func:`min_ess_per_cpu_second`;
-    the mode weight (share of draws with ``x[0] > 0``) only for a variable ``x`` of 2 entries."""
+    """``(min ESS, CPU s, mode weight, its MCSE, local move)`` of one run as
+    :func:`min_ess_per_cpu_second`; the mode weight (share of draws with ``x[0] > 0``) only
+    for a variable ``x`` of 2 entries."""
     model = build()
     with model:
         start = time.process_time()
+        kwargs = DEFAULTS_SAMPLERS[sampler]()
         idata = pm.sample(
             draws=draws, tune=tune, chains=2, cores=1, random_seed=seed, progressbar=False,
-            compute_convergence_checks=False, **DEFAULTS_SAMPLERS[sampler](),
+            compute_convergence_checks=False, **kwargs,
         )  # fmt: skip
         cpu = time.process_time() - start
     post = idata["posterior"].to_dataset()
@@ -102,7 +108,11 @@ def defaults_run(build, sampler, draws, tune, seed):
         upper = (post["x"].isel(x_dim_0=0) > 0).astype(float)
         weight = float(upper.mean())
         mcse = float(az.mcse(upper.to_dataset(name="w"), method="mean")["w"])
-    return min_ess, cpu, weight, mcse
+    move = ""
+    if "explorer" in idata["sample_stats"]:  # ExchangeMC's local move, after tuning
+        codes = dict.fromkeys(int(c) for c in np.ravel(idata["sample_stats"]["explorer"].values))
+        move = ",".join(LOCAL_MOVES[c] for c in codes)
+    return min_ess, cpu, weight, mcse, move
 
 
 def defaults_table(models, draws, tune, repeats, seed=1):
@@ -115,14 +125,14 @@ def defaults_table(models, draws, tune, repeats, seed=1):
             for sampler in samplers[k:] + samplers[:k]:
                 run = defaults_run(DEFAULTS_PROBLEMS[name], sampler, draws, tune, seed + rep)
                 runs[sampler].append(run)
-                ess, cpu, weight, mcse = run
+                ess, cpu, weight, mcse, move = run
                 extra = f" weight {weight:.3f} +- {mcse:.3f}" if np.isfinite(weight) else ""
                 print(
                     f"  {name:<16} {sampler:<14} rep {rep}: min ESS {ess:7.0f} CPU {cpu:6.1f}"
-                    f" ESS/s {ess / cpu:7.1f}{extra}",
+                    f" ESS/s {ess / cpu:7.1f} {move}{extra}",
                     flush=True,
                 )
-        rates = {s: [e / c for e, c, _, _ in r] for s, r in runs.items()}
+        rates = {s: [e / c for e, c, *_ in r] for s, r in runs.items()}
         nuts = float(np.median(rates["NUTS"]))
         for sampler, rate in rates.items():
             print(
