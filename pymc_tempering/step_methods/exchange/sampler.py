@@ -29,7 +29,6 @@ from pymc_tempering.step_methods.exchange import stats as exchange_stats
 from pymc_tempering.step_methods.exchange import tuning as adaptation
 from pymc_tempering.step_methods.exchange.discrete import DiscreteMoves, Mixed
 from pymc_tempering.step_methods.exchange.explorers import EXPLORERS
-from pymc_tempering.step_methods.exchange.fallback import MALAOrWalk
 from pymc_tempering.step_methods.exchange.options import (
     check_compile_kwargs,
     check_model,
@@ -154,10 +153,6 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self.discrete_columns = np.concatenate([v.columns for v in discrete] or [[]]).astype(int)
         n_continuous = self.density.n_params - self.discrete_columns.size
         self.explorer = explorer_class(self.density, self.discrete_columns)
-        # "auto" chose dense MALA: it may fall back to the random walk while tuning
-        self.fallback = options.explorer == "auto" and explorer == "mala" and proposal == "dense"
-        if self.fallback:
-            self.explorer = MALAOrWalk(self.density, target_accept)
         if discrete:
             self.explorer = Mixed(self.explorer, DiscreteMoves(self.density, discrete))
         settings = local_settings(
@@ -288,8 +283,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
             self.max_rungs if self.adapt_n_rungs else None,
             self.evidence_ladder,
         )
-        code = self.explorer.code(self.scales) if self.fallback else self._local_move_code
-        stats[EXPLORER_STAT] = code
+        stats[EXPLORER_STAT] = self._local_move_code
         return stats
 
     def _sweep(self):
@@ -341,23 +335,17 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
                 )
         # a dense window's end: per-rung eigendecompositions, faster on one OpenBLAS thread
         window_end = self.dense and self.sweep + 1 == self.scales.window_end
-        target_accept, to_walk = self.target_accept, False
-        if self.fallback:  # explorer="auto": MALA or the walk (.fallback), decided once
-            target_accept = self.explorer.target_accept(self.scales, target_accept)
-            to_walk = self.explorer.switch_due(self.scales, self.sweep, self.tune_sweeps)
         with one_blas_thread() if window_end else contextlib.nullcontext():
             self.scales = adaptation.tune_scales(
                 self.scales,
                 self.sweep,
                 accept_prob,
                 self.replicas.x,
-                target_accept,
+                self.target_accept,
                 self.tune_sweeps,
                 self.prior_rung,
                 grad,
             )
-        if to_walk:
-            self.scales, self.replicas = self.explorer.to_walk(self.scales, self.replicas)
         if self.ladder_tuning is None:
             return
         rnd = adaptation.accumulate_swaps(self.ladder_tuning, lower, swap_prob, self.loglik)
