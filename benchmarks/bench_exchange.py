@@ -69,7 +69,8 @@ CORRELATED_SAMPLERS = {
 
 DEFAULTS_SAMPLERS = {
     "EMC auto": lambda: {"step": pmt.ExchangeMC(explorer="auto")},
-    # "auto" before its fallback rule (decision 110): dense MALA throughout
+    # dense MALA throughout: what "auto" picks here; a rule that switches moves is measured
+    # against it (decision 110)
     "EMC mala dense": lambda: {"step": pmt.ExchangeMC(explorer="mala", proposal="dense")},
     "ExchangeMC()": lambda: {"step": pmt.ExchangeMC()},
     "NUTS": lambda: {},
