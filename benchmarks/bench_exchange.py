@@ -25,13 +25,13 @@ per second on correlated posteriors; measured: README. OpenBLAS is limited to on
 core is used): on a shared machine its threads spin against each other in the small dense
 linear algebra.
 
-``--defaults`` (issue 35): ``ExchangeMC(explorer="auto")`` (dense MALA with its fallback to the
-random walk) against dense MALA throughout, ``ExchangeMC()`` as typed (the diagonal random
-walk), NUTS and ``pm.Metropolis`` (``pm.sample``'s own choice where a
-model has discrete variables), the same way, on the problems of :data:`DEFAULTS_PROBLEMS`:
-every run and its min ESS, CPU s, the local move it ended with and (two-mode target) the
-weight of the mode at +5 (exact 0.7) with its MCSE, then the median per sampler and the
-spread. Record: docs/decisions/110-exchange-defaults.md.
+``--defaults`` (issue 35): ``ExchangeMC(explorer="auto")`` against dense MALA throughout (the
+same draws while "auto" picks it; a column for rules that switch moves while tuning),
+``ExchangeMC()`` as typed (the diagonal random walk), NUTS and ``pm.Metropolis``
+(``pm.sample``'s own choice where a model has discrete variables), the same way, on the
+problems of :data:`DEFAULTS_PROBLEMS`: every run and its min ESS, CPU s, the local move it
+ended with and (two-mode target) the weight of the mode at +5 (exact 0.7) with its MCSE,
+then the median per sampler and the spread. Record: docs/decisions/110-exchange-defaults.md.
 """
 
 import os
