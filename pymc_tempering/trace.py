@@ -27,6 +27,8 @@ __all__ = [
     "EVIDENCE_LADDER_STAT",
     "EXPLORER_STAT",
     "LOCAL_MOVES",
+    "VARIATIONAL_PREFIX",
+    "LEGS",
     "explorer_run",
     "SGLD_NOISE_STATS",
     "evidence_ladder_run",
@@ -53,6 +55,11 @@ LOCAL_MOVES = (
     "independent+diag",
     "independent+dense",
 )
+#: ExchangeMC(reference="variational") records its variational leg's ladder, per-rung and
+#: per-pair stats under these names with this prefix (``variational_betas``, ...); the leg's
+#: ``rung_loglik`` is ``log prior + log lik - log q``, so every reader works on that leg
+VARIATIONAL_PREFIX = "variational_"
+LEGS = ("prior", "variational")  # tempering_dataset's legs: the fixed one, the variational one
 #: ExchangeMC's sampler stats as PyMC's ``stats_dtypes_shapes``; ``(object, None)`` is an
 #: array per draw, stored with the raw dim ``<name>_dim_0`` (:func:`tempering_dataset`
 #: relabels it). The class docstring of ``pmt.ExchangeMC`` says what each one holds.
@@ -102,7 +109,7 @@ def _sample_stats(data) -> xr.Dataset:
     raise TypeError(f"Expected {_EXPECTED}; got {type(data).__module__}.{type(data).__name__}.")
 
 
-def tempering_dataset(data) -> xr.Dataset:
+def tempering_dataset(data, leg: str | None = None) -> xr.Dataset:
     """ExchangeMC's tempering traces with named dims.
 
     Parameters
@@ -111,6 +118,11 @@ def tempering_dataset(data) -> xr.Dataset:
         The result of ``pm.sample(step=ExchangeMC(...))``; its ``sample_stats`` group, as a
         DataTree node (``idata.sample_stats``) or a Dataset; or this function's output
         (returned as it is).
+    leg : {"prior", "variational"}, optional
+        Which ladder of ``ExchangeMC(reference="variational")`` to read: the fixed leg (from the
+        prior; the only one of other runs) or the variational leg (from the Gaussian reference
+        ``q``: its ``rung_loglik`` is ``log prior + log lik - log q``). Default: the fixed leg,
+        or the leg of a dataset this function returned. Recorded in ``attrs["leg"]``.
 
     Returns
     -------
@@ -139,9 +151,29 @@ def tempering_dataset(data) -> xr.Dataset:
     >>> ds = pmt.tempering_dataset(idata)            # doctest: +SKIP
     >>> ds.rung_loglik.sel(rung=0).mean()            # doctest: +SKIP
     """
+    if leg is not None and leg not in LEGS:
+        raise ValueError(f"`leg` must be one of {LEGS}, got {leg!r}.")
     stats = _sample_stats(data)
     if _is_relabelled(stats):  # this function's output, or add_tempering_group's sample_stats
+        if leg is not None and leg != stats.attrs.get("leg", "prior"):
+            raise ValueError(
+                f"This tempering dataset is the {stats.attrs.get('leg', 'prior')!r} leg; pass "
+                f"the run's DataTree to read its {leg!r} leg."
+            )
         return stats[[name for name in (*RUNG_STATS, *PAIR_STATS) if name in stats]]
+    leg = leg or "prior"
+    if leg == "variational":
+        prefix = VARIATIONAL_PREFIX
+        if prefix + LADDER_STAT not in stats:
+            raise ValueError(
+                "These sample stats have no variational leg (`variational_betas`); it comes "
+                "from pm.sample(step=pmt.ExchangeMC(reference='variational')). Read the fixed "
+                "leg with leg='prior'."
+            )
+        names = [n for n in (LADDER_STAT, *RUNG_STATS, *PAIR_STATS) if prefix + n in stats]
+        stats = stats[[prefix + n for n in names]].rename({prefix + n: n for n in names})
+        raw = {_raw_dim(prefix + n): _raw_dim(n) for n in names}
+        stats = stats.rename({k: v for k, v in raw.items() if k in stats.dims})
     if "rung_loglik" not in stats or LADDER_STAT not in stats:
         raise ValueError(
             "No tempering traces (`rung_loglik`, `betas`) in these sample stats. They come from "
@@ -180,9 +212,11 @@ def tempering_dataset(data) -> xr.Dataset:
         betas, dims, pair_dims = chain_betas, ("chain", "rung"), ("chain", "rung_pair")
     upper = betas[..., 1:]
     lower = np.where(np.isnan(upper), np.nan, betas[..., :-1])  # no pair above a chain's top
-    return ds.assign_coords(
+    ds = ds.assign_coords(
         beta=(dims, betas), beta_lower=(pair_dims, lower), beta_upper=(pair_dims, upper)
     )
+    ds.attrs["leg"] = leg
+    return ds
 
 
 def has_per_chain_ladders(ds: xr.Dataset) -> bool:

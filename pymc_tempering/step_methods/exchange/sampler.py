@@ -27,6 +27,7 @@ from pymc_tempering.step_methods._compile import (
 )
 from pymc_tempering.step_methods.exchange import stats as exchange_stats
 from pymc_tempering.step_methods.exchange import tuning as adaptation
+from pymc_tempering.step_methods.exchange import variational as legs
 from pymc_tempering.step_methods.exchange.discrete import DiscreteMoves, Mixed
 from pymc_tempering.step_methods.exchange.explorers import EXPLORERS
 from pymc_tempering.step_methods.exchange.options import (
@@ -43,7 +44,14 @@ from pymc_tempering.step_methods.exchange.state import (
     SweepCounters,
     initial_replicas,
 )
-from pymc_tempering.trace import EXPLORER_STAT, LOCAL_MOVES
+from pymc_tempering.trace import (
+    EXPLORER_STAT,
+    LADDER_STAT,
+    LOCAL_MOVES,
+    PAIR_STATS,
+    RUNG_STATS,
+    VARIATIONAL_PREFIX,
+)
 
 __all__ = ["ExchangeMC"]
 
@@ -69,8 +77,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         What ``"adaptive"`` equalises: swap rejection, or thermodynamic length (evidence then
         warned: docs/decisions/020-evidence-ladder-caveat.md); and whether it resets the count.
     swap_scheme, sweeps_per_draw : {"deo", "seo", "random"}, int, default "deo", 1
-        Non-reversible even/odd pairs, even or odd at random, or one random pair; sweeps (local
-        moves on all rungs, one swap round) per recorded draw.
+        Even/odd pairs in turn, at random, or one random pair; sweeps per recorded draw.
     explorer, proposal : {"rwm", "mala", "independent", "auto"}, {"diag", "dense", "auto"}
         The local move (default ``"rwm"``, :mod:`.explorers`, stat ``explorer``; ``"auto"``:
         docs/guide/exchange_defaults.md) and its per-rung covariance learned in tuning (Haario
@@ -78,18 +85,20 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
     prior_rung, init : bool, {"prior", "jitter"}, optional
         Exact prior draws on a ``beta = 0`` rung (default where the prior can be forward-sampled);
         other replicas start at prior draws (default) or the initial point plus U(-1, 1).
+    reference, n_rungs_variational : {"prior", "variational"}, int, optional
+        ``"variational"`` adds a second ladder from a Gaussian fitted while tuning, joined at
+        ``beta = 1`` (stats ``variational_*``; :mod:`.variational`, docs/guide/variational.md),
+        of ``n_rungs_variational`` rungs (default: as many as this one). Continuous models.
     target_accept, scaling : float, optional
         Acceptance goal (default: the explorer's) and first scale (``2.38 / sqrt(n_params)``).
     vars, model, rng, initial_point, compile_kwargs, blocked
-        As for PyMC's step methods; ``vars`` must be all free variables (the default) and
-        ``compile_kwargs["mode"]`` a NumPy backend.
+        As PyMC's; all free variables (the default), ``compile_kwargs["mode"]`` a NumPy one.
 
     References
     ----------
-    K. Hukushima and K. Nemoto (1996), J. Phys. Soc. Jpn. 65, 1604.
-    K. Nagata and S. Watanabe (2008), IEEE Trans. Neural Networks 19(7).
-    S. Syed, A. Bouchard-Cote, G. Deligiannidis and A. Doucet (2021), JRSS B 84(2).
-    H. Haario, E. Saksman and J. Tamminen (2001), Bernoulli 7(2), 223-242.
+    Hukushima and Nemoto (1996), J. Phys. Soc. Jpn. 65; Nagata and Watanabe (2008), IEEE TNN
+    19(7); Syed, Bouchard-Cote, Deligiannidis and Doucet (2021), JRSS B 84(2); Surjanovic,
+    Syed, Bouchard-Cote and Campbell (2022), NeurIPS 35; Haario et al. (2001), Bernoulli 7(2).
     """
 
     name = "exchange_mc"
@@ -110,6 +119,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         explorer: str = "rwm",
         proposal: str | None = None,
         prior_rung: bool | None = None,
+        reference: str = "prior",
+        n_rungs_variational: int | None = None,
         sweeps_per_draw: int = 1,
         target_accept: float | None = None,
         scaling: float | None = None,
@@ -181,8 +192,11 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self.init = options.init if self.density.can_sample_prior() else "jitter"
         self._initial_betas = self.betas.copy()
         self.tune = True
+        self.variational, self._reference_fit = None, None
         self._reset_chain(tune_draws=0)
         super().__init__(vars, {}, blocked=blocked, rng=rng)
+        if reference != "prior":
+            self._add_variational_leg(reference, n_rungs_variational, model)
 
     @staticmethod
     def _choose_explorer(model, vars, initial_point, options):
@@ -225,11 +239,16 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self._scaling = exchange_stats.ScalingStats(self.prior_rung)
         self.barrier = np.nan
         self.n_rungs_suggested = -1
+        if self.variational is not None:
+            self.variational._reset_chain(tune_draws)
+            self._reference_fit, self._leg_records = None, []
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         super().setup_chain(rng, tune, draws)
         self._reset_chain(tune_draws=tune)
         self.tune = tune > 0
+        if self.variational is not None:
+            self.variational.tune = self.tune
         if isinstance(self.explorer, Mixed):  # supports from pm.Data may have been set since
             self.explorer.moves = DiscreteMoves(self.density, self._read_discrete())
 
@@ -242,6 +261,10 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
     def stop_tuning(self):
         self.tune = False
         self._clear_counters(self.betas.size)
+        if self.variational is not None:
+            self.variational.stop_tuning()
+            if self._reference_fit is not None:  # frozen from here on
+                self._reference_fit = self._reference_fit._replace(frozen=True)
 
     @property
     def loglik(self):
@@ -260,6 +283,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
                 self.rng,
                 self.discrete_columns,
             )
+            if self.variational is not None:
+                self._start_variational(q0.data.astype(np.float64))
         if self.sweeps_per_draw == 1:
             n_rungs = self.betas.size
             record = self._sweep()
@@ -284,6 +309,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
             self.evidence_ladder,
         )
         stats[EXPLORER_STAT] = self._local_move_code
+        if self.variational is not None:
+            stats.update(self._variational_stats())
         return stats
 
     def _sweep(self):
@@ -305,6 +332,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         if self.tune:
             self._adapt(record[ACCEPT], draws.lower, swap_prob)
         self.sweep += 1
+        if self.variational is not None:
+            self._variational_sweep(self.sweep - 1)
         return record
 
     def _several_sweeps(self):
@@ -366,6 +395,99 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         )
         self._last_end = np.full(self.betas.size, NONE)
 
+    # -- the variational leg (reference="variational"; .variational) ------------------------------
+    def _add_variational_leg(self, reference, n_rungs_variational, model):
+        """Build the variational leg: this sampler's copy on :class:`legs.VariationalDensity`,
+        with its own ladder, replicas, tuning and counters, sharing ``rng``."""
+        _check_variational(reference, n_rungs_variational, model, self)
+        n_var = self._initial_betas.size if n_rungs_variational is None else n_rungs_variational
+        leg = object.__new__(VariationalLeg)
+        leg.__dict__.update({k: v for k, v in self.__dict__.items() if k != "rng"})
+        leg._parent = self
+        leg.density = legs.VariationalDensity(self.density, None)
+        leg.explorer = type(self.explorer)(leg.density, self.discrete_columns)
+        leg._initial_betas = np.linspace(0.0, 1.0, n_var)
+        leg.max_rungs = max(2 * n_var, 64) if self.adapt_n_rungs else n_var
+        leg.prior_rung, leg.init = True, "prior"
+        self.variational = leg
+        self._reset_chain(self.tune_sweeps // self.sweeps_per_draw)
+        dtypes = dict(self.stats_dtypes_shapes)
+        for name in (LADDER_STAT, *RUNG_STATS, *PAIR_STATS):
+            dtypes[VARIATIONAL_PREFIX + name] = (object, None)
+        self.stats_dtypes_shapes = dtypes
+        self.stats_dtypes = [{name: dtype for name, (dtype, _) in dtypes.items()}]
+
+    @property
+    def reference_fit(self):
+        """The variational reference and its fitting record (:class:`legs.ReferenceFit`)."""
+        return self._reference_fit
+
+    @reference_fit.setter
+    def reference_fit(self, value):
+        self._reference_fit = value
+        if value is not None:
+            self.variational.density.reference = value.reference
+
+    def _start_variational(self, q0):
+        leg = self.variational
+        self.reference_fit = legs.init_reference_fit(
+            legs.initial_reference(self.density, q0, self.rng), self.tune_sweeps
+        )
+        leg.replicas = initial_replicas(
+            q0, leg.betas, leg.density, leg.explorer, "prior", self.rng, self.discrete_columns
+        )
+
+    def _variational_sweep(self, sweep):
+        """The leg's sweep (its own moves, swaps and tuning) after the fixed leg's; the junction
+        swap where due; while tuning, the reference's draws and fit."""
+        leg = self.variational
+        leg._deo_offset = (self.betas.size + leg.betas.size) % 2  # even/odd on the joined ladder
+        self._leg_records.append(leg._sweep())
+        gradient = leg.explorer.needs_gradient
+        if legs.junction_due(sweep, self.betas.size):
+            legs.junction_swap(
+                self.replicas, leg.replicas, self._last_end, leg._last_end, leg.density, gradient
+            )
+        fit = self._reference_fit
+        if not self.tune or fit.frozen:
+            return
+        fit = legs.record_draws(fit, np.stack([self.replicas.x[-1], leg.replicas.x[-1]]))
+        if legs.fit_due(fit, sweep):
+            old = fit.reference
+            fit = legs.refit(fit, self.tune_sweeps)
+            leg.density.reference = fit.reference
+            legs.reweight(leg.replicas, old, fit.reference, gradient)
+            leg._prior_block, leg._prior_pos = leg._prior_block[:0], 0  # drawn from the old q
+        self._reference_fit = fit
+
+    def _variational_stats(self):
+        """The leg's per-rung stats (prefixed :data:`VARIATIONAL_PREFIX`); ``round_trips``
+        counts both legs' reference-to-reference trips."""
+        leg, records = self.variational, self._leg_records
+        self._leg_records = []
+        n_rungs = leg.betas.size
+        average = exchange_stats.SweepAverage(n_rungs)
+        for record in records:
+            if record.shape[1] == n_rungs:
+                average.add(record)
+        record = records[-1] if len(records) == 1 else average.result(n_rungs)
+        if record.shape[1] != n_rungs:
+            record = np.full((4, n_rungs), np.nan)
+        leg._scaling.update(leg.scales.log_scaling)
+        stats = exchange_stats.draw_stats(
+            record,
+            self.tune,
+            leg.betas,
+            leg.replicas,
+            leg._scaling,
+            0.0,
+            0,
+            leg.max_rungs if leg.adapt_n_rungs else None,
+        )
+        out = {VARIATIONAL_PREFIX + n: stats[n] for n in (LADDER_STAT, *RUNG_STATS, *PAIR_STATS)}
+        out["round_trips"] = self._round_trips + leg._round_trips
+        return out
+
     # -- PyMC integration ------------------------------------------------------------------------
     @staticmethod
     def competence(var, has_grad):
@@ -373,3 +495,37 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
 
     _progressbar_config = staticmethod(exchange_stats.progressbar_config)
     _make_progressbar_update_functions = staticmethod(exchange_stats.progressbar_update_functions)
+
+
+class VariationalLeg(ExchangeMC):
+    """ExchangeMC's variational leg: the sampler's own sweep, tuning and stats on
+    :class:`legs.VariationalDensity`, driven by the fixed leg (never by PyMC); its random
+    numbers are the fixed leg's ``rng``, so a seed's stream stays one."""
+
+    @property
+    def rng(self):
+        return self._parent.rng
+
+    @rng.setter
+    def rng(self, value):  # a restored state: the fixed leg's rng is restored with it
+        pass
+
+
+def _check_variational(reference, n_rungs_variational, model, step):
+    if reference not in legs.REFERENCES:
+        raise ValueError(f"`reference` must be one of {legs.REFERENCES}, got {reference!r}.")
+    if step.discrete_columns.size:
+        names = [v.name for v in model.discrete_value_vars]
+        raise ValueError(
+            f"reference='variational' fits a Gaussian on the continuous parameters; {names} "
+            "are discrete. Pass reference='prior' (the default) for this model."
+        )
+    if step.betas[0] != 0:
+        raise ValueError(
+            "reference='variational' joins two ladders that each start at beta = 0 (the fixed "
+            f"one at the prior); this ladder starts at {step.betas[0]}. Pass a ladder starting "
+            "at 0, or reference='prior'."
+        )
+    n = n_rungs_variational
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2):
+        raise ValueError(f"`n_rungs_variational` must be an int >= 2, got {n!r}.")

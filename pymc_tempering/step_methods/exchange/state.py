@@ -107,6 +107,10 @@ class SweepCounters:
     def swaps(self, value: SwapTally):
         self._swap_sum, self._swap_attempts = value
 
+    # 0, or 1 where this ladder's even/odd pairs are the odd/even ones of a joined ladder
+    # (ExchangeMC's variational leg)
+    _deo_offset = 0
+
     def _prior_draw(self) -> np.ndarray:
         """The next independent prior draw, from a block of ``PRIOR_BLOCK`` drawn at once."""
         pos = self._prior_pos
@@ -137,7 +141,7 @@ class SweepCounters:
         if self._deo_pairs is None or self._deo_pairs[0] != n_rungs:
             sets = [swap_pairs(n_rungs, parity, "deo", self.rng) for parity in (0, 1)]
             self._deo_pairs = (n_rungs, [(lower, pair_index(lower)) for lower in sets])
-        lower, self._pair_index = self._deo_pairs[1][self.sweep % 2]
+        lower, self._pair_index = self._deo_pairs[1][(self.sweep + self._deo_offset) % 2]
         return lower
 
 
@@ -158,6 +162,9 @@ class ExchangeMCState(StepMethodState):
     n_rungs_suggested: int
     sweeps_per_draw: int = field(metadata={"frozen": True})
     swap_scheme: str = field(metadata={"frozen": True})
+    # reference="variational": the variational leg's own state and the reference's fit
+    variational: Any = None
+    reference_fit: Any = None
 
 
 def initial_replicas(q0, betas, density, explorer, init, rng, discrete_columns=()) -> Replicas:
