@@ -90,6 +90,10 @@ def steps():
         ),
         "exchange_indep": (regression, lambda: emc(n_rungs=8, explorer="independent")),
         "exchange_adaptive": (regression, lambda: emc(n_rungs=8, ladder="adaptive")),
+        "exchange_variational": (
+            regression,
+            lambda: emc(n_rungs=8, reference="variational", ladder="adaptive"),
+        ),
         "mala": (regression, lambda: pmt.MALA()),
         "ula": (regression, lambda: pmt.ULA(step_size=0.01)),
         "exchange_discrete": (discrete, lambda: emc(n_rungs=8)),
