@@ -30,6 +30,7 @@ __all__ = [
     "VARIATIONAL_PREFIX",
     "LEGS",
     "explorer_run",
+    "has_variational_leg",
     "SGLD_NOISE_STATS",
     "evidence_ladder_run",
     "group",
@@ -286,6 +287,16 @@ def relabel_sample_stats(stats: xr.Dataset, ds: xr.Dataset) -> xr.Dataset:
     if state in relabelled.dims:
         relabelled = relabelled.rename_dims({state: "sampling_state_byte"})
     return relabelled.assign_coords(ds.coords)
+
+
+def has_variational_leg(data) -> bool:
+    """Whether ``data`` (a DataTree or its sample stats, not :func:`tempering_dataset`'s output)
+    holds the variational leg of ``ExchangeMC(reference="variational")``."""
+    if isinstance(data, xr.DataTree) and "sample_stats" in data.children:
+        data = data["sample_stats"]
+    if not isinstance(data, xr.Dataset | xr.DataTree):
+        return False
+    return VARIATIONAL_PREFIX + LADDER_STAT in data.data_vars
 
 
 def evidence_ladder_run(data) -> bool | None:

@@ -26,7 +26,10 @@ READERS = (
     f"{PACKAGE}.trace",
     f"{PACKAGE}.diagnostics",
     f"{PACKAGE}.plots",
-    *(f"{PACKAGE}.evidence.{m}" for m in ("tempered", "bennett", "checks", "methods", "compare")),
+    *(
+        f"{PACKAGE}.evidence.{m}"
+        for m in ("tempered", "bennett", "checks", "methods", "compare", "legs")
+    ),
     f"{PACKAGE}.singular.estimators",
 )
 SAMPLER_SIDE = (f"{PACKAGE}.step_methods", f"{PACKAGE}.resume")

@@ -3,7 +3,8 @@ r"""Everything that says whether a tempering run worked, in one labelled Dataset
 Per rung: local acceptance, proposal scale, the mean log-likelihood that thermodynamic
 integration integrates (with its MCSE, ESS and R-hat, over the finite draws where the prior rung
 samples zero likelihood); per rung pair: swap rates; per chain: round trips; and the
-communication barrier (:mod:`.barrier`, :mod:`.round_trip`).
+communication barrier (:mod:`.barrier`, :mod:`.round_trip`). A two-leg run
+(``ExchangeMC(reference="variational")``) is summarised leg by leg, over a dim ``leg``.
 """
 
 import warnings
@@ -15,10 +16,12 @@ from arviz_stats.base import array_stats
 from pymc_tempering.diagnostics.barrier import global_barrier, swap_rates
 from pymc_tempering.diagnostics.round_trip import round_trips
 from pymc_tempering.trace import (
+    LEGS,
     PAIR_STATS,
     RUNG_STATS,
     explorer_run,
     has_per_chain_ladders,
+    has_variational_leg,
     per_chain,
     tempering_dataset,
 )
@@ -97,7 +100,7 @@ def _loglik_stats(ds: xr.Dataset) -> xr.Dataset:
     )
 
 
-def tempering_summary(data) -> xr.Dataset:
+def tempering_summary(data, leg: str | None = None) -> xr.Dataset:
     r"""Everything that says whether a tempering run worked, in one labelled Dataset.
 
     Parameters
@@ -105,6 +108,8 @@ def tempering_summary(data) -> xr.Dataset:
     data : DataTree or Dataset
         The result of ``pm.sample(step=pmt.ExchangeMC(...))``, its ``sample_stats``, or
         :func:`pymc_tempering.tempering_dataset`'s output.
+    leg : {"prior", "variational"}, optional
+        A leg of a two-leg run (``reference="variational"``); default: each, over a dim ``leg``.
 
     Returns
     -------
@@ -138,12 +143,14 @@ def tempering_summary(data) -> xr.Dataset:
     >>> summary = pmt.tempering_summary(idata)                                   # doctest: +SKIP
     >>> float(summary.global_barrier), int(summary.suggested_n_rungs)            # doctest: +SKIP
     """
-    ds = tempering_dataset(data)
+    if leg is None and has_variational_leg(data):
+        return _both_legs(data)
+    ds = tempering_dataset(data, leg=leg)
     missing = [name for name in (*RUNG_STATS, *PAIR_STATS) if name not in ds]
     if missing:
         raise ValueError(f"No {missing} traces: sample with pmt.ExchangeMC.")
     if has_per_chain_ladders(ds):
-        return _with_local_move(per_chain(tempering_summary, ds), data)
+        return _with_local_move(per_chain(tempering_summary, ds), data, ds, leg)
     dims = ("chain", "draw")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # exact prior rung: all-NaN scaling
@@ -164,11 +171,25 @@ def tempering_summary(data) -> xr.Dataset:
         compat="override",
     )
     summary.attrs = {"n_draws": ds.sizes["draw"], "n_chains": ds.sizes["chain"]}
-    return _with_local_move(summary, data)
+    return _with_local_move(summary, data, ds, leg)
 
 
-def _with_local_move(summary: xr.Dataset, data) -> xr.Dataset:
-    """``summary`` with ``attrs["explorer"]`` from ``data``'s stat, where it has one."""
+def _both_legs(data) -> xr.Dataset:
+    """:func:`tempering_summary` of each leg of a two-leg run, over a dim ``leg``."""
+    parts = [tempering_summary(data, leg=leg) for leg in LEGS]
+    out = xr.concat(
+        parts, dim="leg", data_vars="all", coords="different", join="outer", compat="equals"
+    ).assign_coords(leg=list(LEGS))
+    out.attrs = {k: v for k, v in parts[0].attrs.items() if k != "leg"}
+    return out
+
+
+def _with_local_move(summary: xr.Dataset, data, ds, leg) -> xr.Dataset:
+    """``summary`` with ``attrs["explorer"]`` from ``data``'s stat, where it has one, and
+    ``attrs["leg"]`` where a leg was asked for or ``ds`` is the variational one."""
+    found = ds.attrs.get("leg", "prior")
+    if leg is not None or found != "prior":
+        summary.attrs["leg"] = found
     explorer = explorer_run(data)
     if explorer is not None:
         summary.attrs["explorer"] = explorer

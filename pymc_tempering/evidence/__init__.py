@@ -27,6 +27,7 @@ _NAMES = {
     "bic": "evidence.approximations:bic",
     "learning_coefficient_evidence": "evidence.approximations:learning_coefficient_evidence",
     "marginal_likelihood": "evidence.runner:marginal_likelihood",
+    "combine_legs": "evidence.legs:combine_legs",
     "auto_beta_min": "evidence.runner:auto_beta_min",
     "compare_evidence": "evidence.compare:compare_evidence",
     "EvidenceWarning": "evidence.checks:EvidenceWarning",

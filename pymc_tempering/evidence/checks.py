@@ -18,7 +18,10 @@ What they guard against, for thermodynamic integration (TI) and stepping stone (
   (docs/decisions/001);
 * the ladder was re-placed for the evidence during tuning (the run's ``evidence_ladder`` stat);
 * disagreement: TI and SS computed from the same draws differ by more than their Monte Carlo
-  error explains and by more than the estimate's own error bar.
+  error explains and by more than the estimate's own error bar;
+* two legs (``ExchangeMC(reference="variational")``): the legs' estimates of the same log Z
+  differ beyond their error bars, or a flagged leg carries weight in their combination
+  (:func:`leg_problems`, :mod:`pymc_tempering.evidence.legs`).
 """
 
 import warnings
@@ -37,6 +40,8 @@ __all__ = [
     "tail_problems",
     "agreement_problems",
     "ladder_problems",
+    "leg_problems",
+    "message",
     "warn",
     "EVIDENCE_LADDER_CAVEAT",
 ]
@@ -46,6 +51,13 @@ MIN_ESS = 100  # effective sample size below which a rung (or the estimate) is f
 MIN_SWAP_RATE = 0.01  # neighbouring-pair swap acceptance below which the ladder is flagged
 MIN_SUPPORT_DRAWS = 100  # prior draws with non-zero likelihood needed to estimate their share
 MAX_TERMS_KHAT = 0.5  # draws with a heavier tail have no finite variance
+#: legs whose estimates differ by more than this many MCSEs of their difference disagree
+#: (a false alarm in 0.27% of agreeing runs with normal errors; guide: "Evidence from both legs")
+LEG_DISAGREEMENT_Z = 3.0
+#: a flagged leg's problems are repeated on the combination when it carries more weight than
+#: this: below it, a bias that the disagreement check misses moves the combination by less
+#: than one combined MCSE (guide: "Evidence from both legs")
+FLAGGED_LEG_WEIGHT = 0.1
 ADD_RUNGS = "sample with a finer ladder that starts low, e.g. betas=pmt.evidence_ladder(256)"
 #: the one caveat of a ladder re-placed for the evidence during tuning, measured (issue 19)
 EVIDENCE_LADDER_CAVEAT = (
@@ -221,10 +233,60 @@ def agreement_problems(estimate, mcse, other, other_name, diff_mcse) -> list[str
     return []
 
 
-def warn(estimator: str, problems: list[str], stacklevel: int = 3) -> str:
-    """Emit one EvidenceWarning listing ``problems``; return its text ('' if none)."""
+def leg_problems(legs, values, mcses, weights, leg_warnings) -> list[str]:
+    """Two legs' estimates of one log Z (``values``, ``mcses``; their ``weights`` in the
+    combination, :func:`pymc_tempering.evidence.legs.combine_legs`) and the legs' own warning
+    texts: a leg without an error bar, legs that disagree by more than
+    :data:`LEG_DISAGREEMENT_Z` MCSEs of their difference, a flagged leg that carries more than
+    :data:`FLAGGED_LEG_WEIGHT` of the weight."""
+    (a, b), (va, vb), (ma, mb) = legs, values, mcses
+    problems = []
+    bad = [leg for leg, v, m in zip(legs, values, mcses, strict=True)
+           if not (np.isfinite(v) and np.isfinite(m) and m >= 0)]  # fmt: skip
+    if bad:
+        kept = [leg for leg in legs if leg not in bad]
+        problems.append(
+            f"the {' and '.join(bad)} leg{'s' if len(bad) > 1 else ''} gave no estimate with a "
+            f"finite error bar, so the legs could not be checked against each other"
+            + (f" and the combination is the {kept[0]} leg alone" if kept else "")
+            + "; sample more draws (and read each leg's warning)"
+        )
+    else:
+        scale = float(np.hypot(ma, mb))
+        gap = abs(va - vb)
+        if not gap <= LEG_DISAGREEMENT_Z * scale:
+            problems.append(
+                f"the {a} leg gives {va:.4f} +- {ma:.2g} and the {b} leg {vb:.4f} +- {mb:.2g}: "
+                f"{gap:.3g} apart, {gap / scale:.1f} times the MCSE of their difference (more "
+                f"than {LEG_DISAGREEMENT_Z:g}), so at least one leg is biased and so is their "
+                "combination; read each leg's warning and pmt.tempering_summary(idata, "
+                "leg=...), and rerun with more tune and draws (more rungs on the leg whose "
+                "swaps are rare: n_rungs, or n_rungs_variational in step_kwargs); on a "
+                "multimodal posterior, which a Gaussian reference misses, trust the prior leg "
+                "(reference='prior')"
+            )
+        flagged = [leg for leg, text in zip(legs, leg_warnings, strict=True) if text]
+        if problems and flagged:
+            problems[-1] += f" (the {' and '.join(flagged)} leg's own warning names a cause)"
+    for leg, weight, text in zip(legs, weights, leg_warnings, strict=True):
+        if text and weight > FLAGGED_LEG_WEIGHT:
+            problems.append(
+                f"the {leg} leg carries {weight:.0%} of the weight and is flagged "
+                f"({text.rstrip('.')})"
+            )
+    return problems
+
+
+def message(estimator: str, problems: list[str]) -> str:
+    """The text of the EvidenceWarning listing ``problems`` ('' if none), not emitted."""
     if not problems:
         return ""
-    message = f"{estimator}: the estimate may not be trustworthy: " + "; ".join(problems) + "."
-    warnings.warn(message, EvidenceWarning, stacklevel=stacklevel + 1)
-    return message
+    return f"{estimator}: the estimate may not be trustworthy: " + "; ".join(problems) + "."
+
+
+def warn(estimator: str, problems: list[str], stacklevel: int = 3) -> str:
+    """Emit one EvidenceWarning listing ``problems``; return its text ('' if none)."""
+    text = message(estimator, problems)
+    if text:
+        warnings.warn(text, EvidenceWarning, stacklevel=stacklevel + 1)
+    return text

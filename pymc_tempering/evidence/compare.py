@@ -16,7 +16,9 @@ from scipy.special import logsumexp
 
 from pymc_tempering._util.fingerprint import observed_fingerprint
 from pymc_tempering.evidence.checks import EvidenceWarning
+from pymc_tempering.evidence.legs import combine_legs, variational_estimates
 from pymc_tempering.evidence.methods import DEFAULT_METHOD, evidence_by_method, resolve_methods
+from pymc_tempering.trace import has_variational_leg
 
 __all__ = ["compare_evidence"]
 
@@ -64,6 +66,8 @@ def _result_row(name, item, estimator, chosen) -> _Row:
                 )
             estimator = held[0]
     res = item.sel(estimator=estimator) if "estimator" in item.dims else item
+    if "leg" in res.dims:  # marginal_likelihood(reference="variational"): the legs combined
+        res = res.sel(leg="combined")
     if item.attrs.get("approximation"):
         method = item.attrs.get("method")
     else:
@@ -116,6 +120,8 @@ def _row(name, item, estimator, chosen) -> _Row:
         return _smc_row(name, stats, item)
     try:
         res, problems = evidence_by_method(item, (estimator,))[estimator]
+        if has_variational_leg(item):  # ExchangeMC(reference="variational"): legs combined
+            return _two_leg_row(name, item, estimator, res, problems)
     except ValueError as err:
         raise ValueError(
             f"Model {name!r}: its evidence cannot be computed ({err}) Pass the DataTree of "
@@ -133,6 +139,24 @@ def _row(name, item, estimator, chosen) -> _Row:
     )
 
 
+def _two_leg_row(name, item, estimator, prior, problems) -> _Row:
+    """The row of a two-leg ExchangeMC DataTree: :func:`combine_legs` of its legs' estimates,
+    the combination's warning (which repeats a flagged leg's where it carries weight)."""
+    variational, found = variational_estimates(item, (estimator,))[estimator]
+    legs = []
+    for res, texts in ((prior, problems), (variational, found)):
+        _refuse_partial_ladder(name, res.attrs["ladder_start"])
+        legs.append(res.assign_attrs(warning=f"{estimator}: " + "; ".join(texts) if texts else ""))
+    combined = combine_legs(*legs).sel(estimator=estimator, leg="combined")
+    return _Row(
+        float(combined["log_marginal_likelihood"]),
+        float(combined["mcse"]),
+        estimator,
+        prior.attrs["observed_data"],
+        str(combined["warning"].values),
+    )
+
+
 def compare_evidence(models, model_prior=None, method=None, *, estimator=None):
     r"""Rank models by log marginal likelihood: Bayes factors and posterior model probabilities.
 
@@ -147,7 +171,8 @@ def compare_evidence(models, model_prior=None, method=None, *, estimator=None):
         :func:`stepping_stone`, :func:`marginal_likelihood`, :func:`pymc_tempering.bridge_sampling`
         or an approximation (:func:`laplace_evidence`, :func:`bic`, :func:`pymc_tempering.wbic`,
         :func:`pymc_tempering.learning_coefficient_evidence`: ``method`` names it, ``mcse`` is
-        NaN or its Monte Carlo part). A ladder that starts above ``beta = 0`` is refused.
+        NaN or its Monte Carlo part). A ladder that starts above ``beta = 0`` is refused. Two
+        legs (``reference="variational"``): their combination (``combine_legs``).
     model_prior : dict of {str: float}, optional
         Prior model probabilities (normalised here). Uniform by default.
     method, estimator : {"ti", "ss", "bar", "mbar"}, optional

@@ -5,12 +5,14 @@ traces (:mod:`pymc_tempering.evidence.tempered`).
 """
 
 import numbers
+import warnings
 
 import numpy as np
 import pymc as pm
 import xarray as xr
 
-from pymc_tempering.evidence.checks import warn
+from pymc_tempering.evidence.checks import EvidenceWarning, warn
+from pymc_tempering.evidence.legs import combine_legs, variational_estimates
 from pymc_tempering.evidence.methods import evidence_by_method, resolve_methods
 from pymc_tempering.evidence.tempered import ESTIMATORS
 from pymc_tempering.ladder import evidence_ladder, evidence_n_rungs, prior_spread_beta_min
@@ -47,6 +49,7 @@ def marginal_likelihood(
     n_rungs="auto",
     beta_min="auto",
     ladder="geometric",
+    reference="prior",
     draws=1000,
     tune=None,
     chains=8,
@@ -59,13 +62,12 @@ def marginal_likelihood(
     """Sample ``model`` with ExchangeMC and return its evidence by each estimator in ``method``.
 
     The promise: an estimate within its MCSE of the truth, or an ``EvidenceWarning`` saying
-    what to do. The defaults (ladder, explorer, tuning, chains) and the measurements behind
-    them: ``docs/decisions/040-marginal-likelihood-defaults.md``.
+    what to do. Defaults and their measurements: ``docs/decisions/040``.
 
     Parameters
     ----------
     model : pm.Model, optional
-        Defaults to the model on the context stack. Proper priors, finite observed data.
+        Default: the model on the context stack. Proper priors, finite observed data.
     n_rungs, beta_min : int or "auto", float or "auto", default "auto", "auto"
         The ladder :func:`pymc_tempering.ladder.evidence_ladder`: ``0`` then geometric from
         ``beta_min`` to 1. "auto": :func:`auto_beta_min` (from the log-likelihood's spread over
@@ -74,6 +76,9 @@ def marginal_likelihood(
     ladder : {"geometric", "adaptive"}, default "geometric"
         Fixed, or re-placed during tuning at equal thermodynamic length (warned: biased on
         multimodal targets). ``betas`` or ``ladder`` in ``step_kwargs`` replace it.
+    reference : {"prior", "variational"}, default "prior"
+        "variational": a second leg from a fitted Gaussian (continuous models); each leg's
+        estimate and their combination (:func:`pymc_tempering.evidence.legs.combine_legs`).
     draws, tune, chains : int, default 1000, None, 8
         Passed to ``pm.sample``; ``tune=None`` follows the explorer (:func:`default_tune`).
         Keep at least 4 chains: the MCSE sees variation slower than a chain through them.
@@ -94,7 +99,8 @@ def marginal_likelihood(
     -------
     xarray.Dataset
         Dim ``estimator``; ``log_marginal_likelihood``, ``mcse``, ``ess``,
-        ``discretisation_error`` (TI only, else NaN) and ``warning`` (``""`` if none).
+        ``discretisation_error`` (TI only, else NaN) and ``warning`` (``""`` if none); two
+        legs add a dim ``leg`` ("prior", "variational", "combined") and ``weight``.
     """
     methods = resolve_methods(method)
     model = resolve_model(model, "marginal_likelihood")
@@ -104,6 +110,7 @@ def marginal_likelihood(
         _check_count(tune, "tune", 0)
     refuse_minibatch(model, "marginal_likelihood")
     check_observed_finite(model, "marginal_likelihood")
+    step_kwargs = _with_reference(step_kwargs, reference)
     step_kwargs = _default_explorer(model, step_kwargs, ladder)
     beta_min = _resolve_beta_min(beta_min, model, step_kwargs, random_seed)
     n_rungs = _resolve_n_rungs(n_rungs, beta_min)
@@ -119,7 +126,10 @@ def marginal_likelihood(
         )  # fmt: skip
     # a ladder re-placed for the evidence brings its caveat with the run (its evidence_ladder stat)
     estimates = evidence_by_method(idata, methods)
-    result = _result(estimates)
+    if step_kwargs.get("reference") == "variational":
+        result = _two_leg_result(estimates, variational_estimates(idata, methods))
+    else:
+        result = _result(estimates)
     if beta_min is not None:
         result.attrs["beta_min"] = float(beta_min)
         result.attrs["n_rungs"] = int(len(step_kwargs["betas"]))
@@ -136,12 +146,47 @@ def _check_count(value, name: str, minimum: int) -> None:
         )
 
 
-def _result(estimates: dict) -> xr.Dataset:
+def _with_reference(step_kwargs, reference) -> dict:
+    """``step_kwargs`` with ExchangeMC's ``reference`` where it is not the default prior (so
+    the prior-only run is built exactly as before); one given in ``step_kwargs`` must agree."""
+    step_kwargs = dict(step_kwargs or {})
+    if reference not in ("prior", "variational"):
+        raise ValueError(
+            f"`reference` must be 'prior' (one ladder from the prior) or 'variational' (a second "
+            f"leg from a Gaussian fitted to the posterior, continuous models), got {reference!r}."
+        )
+    chosen = step_kwargs.get("reference", reference)
+    if chosen != reference and reference != "prior":
+        raise ValueError(
+            f"`reference={reference!r}` and step_kwargs['reference']={chosen!r} disagree; give "
+            "it once, as marginal_likelihood's `reference`."
+        )
+    if chosen == "variational":
+        step_kwargs["reference"] = chosen
+    return step_kwargs
+
+
+def _two_leg_result(prior: dict, variational: dict) -> xr.Dataset:
+    """:func:`combine_legs` of each leg's :func:`_result`, warning once per leg and estimator
+    that should not be trusted, and once per combination."""
+    legs = [_result(found, f" ({leg} leg)", stacklevel=4) for leg, found in
+            (("prior", prior), ("variational", variational))]  # fmt: skip
+    result = combine_legs(*legs)
+    result.attrs["reference"] = "variational"
+    for text in result["warning"].sel(leg="combined").values:
+        if text:
+            warnings.warn(str(text), EvidenceWarning, stacklevel=3)
+    return result
+
+
+def _result(estimates: dict, label: str = "", stacklevel: int = 3) -> xr.Dataset:
     """One Dataset over dim ``estimator`` from :func:`evidence_by_method`'s output, warning
-    once per estimator that should not be trusted."""
+    once per estimator that should not be trusted (``label`` follows its name)."""
     names = list(estimates)
     parts = [part for part, _ in estimates.values()]
-    messages = [warn(name, problems) for name, (_, problems) in estimates.items()]
+    messages = [
+        warn(name + label, problems, stacklevel) for name, (_, problems) in estimates.items()
+    ]
     discretisation = [float(p.get("discretisation_error", np.nan)) for p in parts]
     attrs = {
         "observed_data": parts[0].attrs["observed_data"],

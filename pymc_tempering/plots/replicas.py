@@ -9,12 +9,13 @@ from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from pymc_tempering.diagnostics.round_trip import round_trip_events, round_trips
 from pymc_tempering.plots._axes import beta_label, new_axes, rung_ticks
+from pymc_tempering.plots._legs import each_leg, has_two_legs, leg_label
 from pymc_tempering.trace import one_chain, tempering_dataset
 
 __all__ = ["plot_replica_trajectories"]
 
 
-def plot_replica_trajectories(data, *, chain=0, replicas=3, draws=300, ax=None):
+def plot_replica_trajectories(data, *, chain=0, replicas=3, draws=300, leg=None, ax=None):
     """Which rung each replica occupies, draw by draw; round trips marked.
 
     Parameters
@@ -27,18 +28,27 @@ def plot_replica_trajectories(data, *, chain=0, replicas=3, draws=300, ax=None):
         Replica ids to draw, or how many (spread over the ids).
     draws : int or slice, default 300
         The first ``draws`` draws, or a slice of the ``draw`` index.
+    leg : {"prior", "variational"}, optional
+        One leg of a two-leg run (``reference="variational"``); default: each leg it has, one
+        panel per leg (replica ids are the leg's own; round trips between its ``beta = 0`` and
+        ``beta = 1``).
     ax : matplotlib Axes, optional
+        Two for two legs.
 
     Returns
     -------
     fig : matplotlib Figure
     ax : matplotlib Axes
+        Two legs: an array.
 
     Examples
     --------
     >>> fig, ax = pmt.plot_replica_trajectories(idata, replicas=[0, 5])   # doctest: +SKIP
     """
-    ds = tempering_dataset(data)
+    if has_two_legs(data, leg):
+        kwargs = {"chain": chain, "replicas": replicas, "draws": draws}
+        return each_leg(plot_replica_trajectories, data, ax, **kwargs)
+    ds = tempering_dataset(data, leg=leg)
     labels = ds["chain"].values
     if chain not in labels:
         raise ValueError(
@@ -90,5 +100,6 @@ def plot_replica_trajectories(data, *, chain=0, replicas=3, draws=300, ax=None):
     axis.legend(
         loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, fontsize="small", frameon=False
     )
-    axis.set_xlabel(f"draw (chain {chain})")
+    where = f", {leg_label(ds, leg)}" if leg_label(ds, leg) else ""
+    axis.set_xlabel(f"draw (chain {chain}{where})")
     return fig, axis

@@ -10,6 +10,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from pymc_tempering.diagnostics.barrier import global_barrier, swap_rates
 from pymc_tempering.plots._axes import BLUE, ORANGE, beta_label, new_axes, rung_ticks
+from pymc_tempering.plots._legs import each_leg, has_two_legs, leg_label
 from pymc_tempering.trace import has_per_chain_ladders, tempering_dataset
 
 __all__ = ["plot_swap_rates"]
@@ -25,7 +26,7 @@ def _swap_title(barrier: xr.Dataset, n_rungs) -> str:
     )
 
 
-def plot_swap_rates(data, *, ax=None):
+def plot_swap_rates(data, *, leg=None, ax=None):
     r"""Swap acceptance of each neighbouring rung pair, and the cumulative barrier.
 
     Bars: mean swap acceptance probability of pair :math:`(l, l+1)`, drawn between the two
@@ -40,19 +41,25 @@ def plot_swap_rates(data, *, ax=None):
     ----------
     data : DataTree or Dataset
         An ExchangeMC result, its ``sample_stats``, or ``tempering_dataset``'s output.
+    leg : {"prior", "variational"}, optional
+        One leg of a two-leg run (``reference="variational"``); default: each leg it has, one
+        panel per leg (prior first).
     ax : matplotlib Axes, optional
+        Two for two legs.
 
     Returns
     -------
     fig : matplotlib Figure
     ax : matplotlib Axes
-        The left (acceptance) axis; the barrier axis is ``ax.right_ax``.
+        The left (acceptance) axis; the barrier axis is ``ax.right_ax``. Two legs: an array.
 
     Examples
     --------
     >>> fig, ax = pmt.plot_swap_rates(idata)                          # doctest: +SKIP
     """
-    ds = tempering_dataset(data)
+    if has_two_legs(data, leg):
+        return each_leg(plot_swap_rates, data, ax)
+    ds = tempering_dataset(data, leg=leg)
     per_chain_ladders = has_per_chain_ladders(ds)
     barrier = global_barrier(ds)
     n_rungs = ds.sizes["rung"]
@@ -94,6 +101,8 @@ def plot_swap_rates(data, *, ax=None):
     title = _swap_title(barrier, n_used)
     if per_chain_ladders:
         title += "; per chain (own ladders)"
+    if leg_label(ds, leg):
+        title = f"{leg_label(ds, leg)}: {title}"
     axis.set_title(title, loc="left", fontsize="medium")
     return fig, axis
 

@@ -19,11 +19,13 @@ from pymc_tempering.plots._axes import (
     new_axes,
     power_of_two_ticks,
 )
+from pymc_tempering.plots._legs import each_leg, has_two_legs, leg_label
+from pymc_tempering.trace import tempering_dataset
 
 __all__ = ["plot_ti_curve"]
 
 
-def _ti_curve(data) -> xr.Dataset:
+def _ti_curve(data, leg=None) -> xr.Dataset:
     """:func:`thermodynamic_integration`'s result, with ``zero_likelihood_fraction`` per rung
     (and per chain where each chain tuned its own ladder): the draws whose loglik is -inf.
 
@@ -31,8 +33,13 @@ def _ti_curve(data) -> xr.Dataset:
     """
     if isinstance(data, xr.Dataset) and "log_marginal_likelihood" in data:
         res = data
-    else:
+    elif leg == "variational":
+        res = thermodynamic_integration(tempering_dataset(data, leg=leg))
+        res.attrs["leg"] = leg
+    else:  # the run itself, so that its ladder caveat and observed data are read
         res = thermodynamic_integration(data)
+        found = data.attrs.get("leg") if isinstance(data, xr.Dataset) else None
+        res.attrs["leg"] = found or "prior"
     support = res["support_fraction"] if "support_fraction" in res else 1.0  # older results
     zero = 1.0 - support + xr.zeros_like(res["mean_loglik"])
     return res.assign(zero_likelihood_fraction=zero.reset_coords(drop=True))
@@ -133,7 +140,7 @@ def _draw_ti_panel(axis, scale, curves, band, z_label):
     axis.legend(loc="best", fontsize="small", frameon=True)
 
 
-def plot_ti_curve(data, *, xscale="both", band=2.0, ax=None):
+def plot_ti_curve(data, *, xscale="both", band=2.0, leg=None, ax=None):
     r"""Thermodynamic-integration curve :math:`E_\beta[\log p(y \mid \theta)]` against
     :math:`\beta`, with its Monte Carlo error band and the area that is :math:`\log Z`.
 
@@ -150,8 +157,11 @@ def plot_ti_curve(data, *, xscale="both", band=2.0, ax=None):
         :math:`\beta = 0` value as a dashed line. ``"both"``: the two side by side.
     band : float, default 2.0
         Half-width of the error band in Monte Carlo standard errors of each rung's mean.
+    leg : {"prior", "variational"}, optional
+        One leg of a two-leg run (``reference="variational"``; the variational leg integrates
+        :math:`\log p(\theta) p(y \mid \theta) / q(\theta)`); default: a row per leg.
     ax : matplotlib Axes or array of Axes, optional
-        One per panel.
+        One per panel (per row).
 
     Returns
     -------
@@ -174,7 +184,12 @@ def plot_ti_curve(data, *, xscale="both", band=2.0, ax=None):
     """
     if xscale not in ("both", "linear", "log"):
         raise ValueError(f"`xscale` must be 'both', 'linear' or 'log', got {xscale!r}.")
-    res = _ti_curve(data)
+    if has_two_legs(data, leg):
+        kwargs = {"xscale": xscale, "band": band}
+        ncols = 2 if xscale == "both" else 1
+        return each_leg(plot_ti_curve, data, ax, ncols, (5.2 * ncols, 4.0), {"sharey": "row"},
+                        **kwargs)  # fmt: skip
+    res = _ti_curve(data, leg)
     curves = _curves(res)
     log_z, mcse = float(res["log_marginal_likelihood"]), float(res["mcse"])
     z_label = rf"$\log Z = {log_z:.2f} \pm {mcse:.2f}$"
@@ -188,8 +203,14 @@ def plot_ti_curve(data, *, xscale="both", band=2.0, ax=None):
     fig, axes = new_axes(ax, ncols=len(scales), figsize=(5.2 * len(scales), 4.0), sharey=True)
     for axis, scale in zip(axes, scales, strict=True):
         _draw_ti_panel(axis, scale, curves, band, z_label)
-    axes[0].set_ylabel(r"$E_\beta[\log p(y \mid \theta)]$  (nats)")
+    where = leg_label(res, leg)
+    if res.attrs.get("leg") == "variational":
+        axes[0].set_ylabel(r"$E_\beta[\log p(\theta) p(y \mid \theta) / q(\theta)]$  (nats)")
+    else:
+        axes[0].set_ylabel(r"$E_\beta[\log p(y \mid \theta)]$  (nats)")
     axes[0].set_title(
-        f"Thermodynamic integration ({method} trapezoid)", loc="left", fontsize="medium"
+        f"Thermodynamic integration{', ' + where if where else ''} ({method} trapezoid)",
+        loc="left",
+        fontsize="medium",
     )
     return fig, axes

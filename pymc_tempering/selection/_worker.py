@@ -140,13 +140,16 @@ def _refuse_imputed(model) -> None:
 
 
 def _diagnostics(idata) -> dict:
+    """The lowest swap rate and the round trips, over both legs of a two-leg run."""
     from pymc_tempering.diagnostics.barrier import swap_rates
     from pymc_tempering.diagnostics.round_trip import round_trips
+    from pymc_tempering.trace import has_variational_leg, tempering_dataset
 
-    swaps = swap_rates(idata).swap_accept
+    legs = ["prior", "variational"] if has_variational_leg(idata) else ["prior"]
+    runs = [tempering_dataset(idata, leg=leg) for leg in legs]
     return {
-        "min_swap_accept": float(swaps.min()),
-        "round_trips": int(round_trips(idata).round_trips.sum()),
+        "min_swap_accept": min(float(swap_rates(ds).swap_accept.min()) for ds in runs),
+        "round_trips": sum(int(round_trips(ds).round_trips.sum()) for ds in runs),
     }
 
 

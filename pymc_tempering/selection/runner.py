@@ -186,6 +186,12 @@ def _run_all(tasks, executor, progress) -> dict:
     return outcomes
 
 
+def _combined(values):
+    """The legs' combination of a two-leg result's ``values`` (``reference="variational"``),
+    which compare_evidence ranks; ``values`` as they are otherwise."""
+    return values.sel(leg="combined") if "leg" in values.dims else values
+
+
 def _table(outcomes, model_prior, estimator) -> pd.DataFrame:
     """compare_evidence's table of the finished models (in name order, so that sums run in
     one order whatever the scheduling), with diagnostics, and failed models last."""
@@ -195,7 +201,8 @@ def _table(outcomes, model_prior, estimator) -> pd.DataFrame:
     if ok:
         prior = None if model_prior is None else {n: model_prior[n] for n in ok if n in model_prior}
         table = compare_evidence(ok, model_prior=prior, method=estimator)
-        table["ess"] = [float(ok[n]["ess"].sel(estimator=estimator)) for n in table.index]
+        ess = {n: _combined(result["ess"]).sel(estimator=estimator) for n, result in ok.items()}
+        table["ess"] = [float(ess[n]) for n in table.index]
     else:
         table = pd.DataFrame({c: pd.Series(dtype=float) for c in TABLE_COLUMNS})
     table = table.reindex(pd.Index([*table.index, *failed], name="model"))

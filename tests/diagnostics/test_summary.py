@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+import two_legs
 import xarray as xr
 from helpers import (
     N_RUNGS,
@@ -152,3 +153,29 @@ def test_summary_reads_zero_likelihood_prior_draws():
     per_chain = tempering_summary(with_zero_likelihood(adaptive_run()))
     assert np.isfinite(per_chain["mean_loglik_mcse"].values).all()
     assert np.all(per_chain["zero_likelihood_fraction"].sel(rung=0).values > 0.1)
+
+
+def test_summary_of_a_two_leg_run_reports_each_leg():
+    """reference="variational": one summary per leg over a dim ``leg``, each the summary of that
+    leg's tempering Dataset; each leg's round trips (between its own beta = 0 and 1) add up to
+    the sampler's ``round_trips`` stat, which counts both legs'."""
+    idata = two_legs.two_leg_run()
+    summary = tempering_summary(idata)
+    assert summary["leg"].values.tolist() == ["prior", "variational"]
+    assert summary["global_barrier"].dims == ("leg",)
+    assert summary["beta"].dims == ("leg", "rung") and summary.sizes["rung"] == two_legs.N_RUNGS
+    for leg, ds in two_legs.legs_of(idata).items():
+        alone = tempering_summary(idata, leg=leg)
+        assert alone.attrs["leg"] == leg and "leg" not in alone.dims
+        assert tempering_summary(ds).attrs.get("leg", "prior") == leg  # a one-leg run: none
+        n = ds.sizes["rung"]
+        assert n == (two_legs.N_RUNGS if leg == "prior" else two_legs.N_RUNGS_VARIATIONAL)
+        one = summary.sel(leg=leg).isel(rung=slice(n), rung_pair=slice(n - 1)).drop_vars("leg")
+        xr.testing.assert_allclose(one, alone)
+        assert np.all(np.isnan(summary.sel(leg=leg)["mean_loglik"].values[n:]))
+    np.testing.assert_array_equal(
+        summary["round_trips"].sum("leg"), idata.sample_stats["round_trips"].values[:, -1]
+    )
+    with pytest.raises(ValueError, match="no variational leg"):
+        tempering_summary(exchange_run(), leg="variational")
+    assert "leg" not in tempering_summary(exchange_run()).dims

@@ -7,6 +7,7 @@ measurements are ``benchmarks/bench_evidence.py --smc-only`` and
 ``benchmarks/bench_coverage.py --routes adaptive``.
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -17,6 +18,7 @@ import xarray as xr
 
 import pymc_tempering as pmt
 from pymc_tempering.evidence.checks import EVIDENCE_LADDER_CAVEAT
+from pymc_tempering.evidence.legs import combine_legs
 from pymc_tempering.evidence.runner import _evidence_step_kwargs, marginal_likelihood
 from pymc_tempering.exact import two_mode_log_evidence, two_mode_model
 
@@ -280,3 +282,66 @@ def test_infinite_observed_data_are_named_not_the_starting_point():
     with pytest.raises(ValueError, match=r"non-finite.*'x': 2.*Remove or fix") as raised:
         marginal_likelihood(model)
     assert "initval" not in str(raised.value)
+
+
+# --- reference="variational": evidence from both legs (issue 32) --------------------------------
+
+TWO_LEGS = SMALL | {"n_rungs": 10, "draws": 300, "tune": 300, "method": ("ti", "ss", "bar")}
+
+
+@pytest.fixture(scope="module")
+def two_leg_result():
+    x = targets.lecture_data()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pmt.EvidenceWarning)
+        result, idata = marginal_likelihood(
+            targets.lecture_model(x), reference="variational", random_seed=4, return_idata=True,
+            step_kwargs={"n_rungs_variational": 4}, **TWO_LEGS, **QUIET,
+        )  # fmt: skip
+    texts = [str(w.message) for w in caught if issubclass(w.category, pmt.EvidenceWarning)]
+    return result, idata, texts, targets.lecture_log_evidence(x)
+
+
+def test_both_legs_and_their_combination_hit_the_exact_evidence(two_leg_result):
+    """The lecture model: each estimator on each leg and combined within 4 MCSE of the closed
+    form; the combined entry is combine_legs of the legs; no leg disagreement."""
+    result, idata, texts, exact = two_leg_result
+    assert result["log_marginal_likelihood"].dims == ("estimator", "leg")
+    assert result["leg"].values.tolist() == ["prior", "variational", "combined"]
+    err = result["log_marginal_likelihood"].values - exact
+    assert np.all(np.abs(err) < 4 * result["mcse"].values), (err, result["mcse"].values)
+    legs = [result.sel(leg=leg).drop_vars(["leg", "weight"]) for leg in ("prior", "variational")]
+    xr.testing.assert_identical(combine_legs(*legs), result.drop_attrs(deep=False)
+                                .assign_attrs(legs[0].attrs))  # fmt: skip
+    assert not any("their difference" in t for t in texts), texts
+    # every warning names its leg (or the combination); the prior leg is read as before
+    assert all(re.search(r"\((prior leg|variational leg|legs combined)\)", t) for t in texts)
+    assert idata.sample_stats["variational_betas"].values[0, 0].size == 4
+    assert result.attrs["reference"] == "variational" and result.attrs["n_rungs"] == 10
+
+
+def test_compare_evidence_ranks_the_combined_estimate(two_leg_result):
+    """A two-leg result and its DataTree rank by the legs' combination."""
+    result, idata, _, _ = two_leg_result
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pmt.EvidenceWarning)
+        table = pmt.compare_evidence({"result": result, "run": idata})
+    combined = result.sel(estimator="thermodynamic_integration", leg="combined")
+    for name in ("result", "run"):
+        assert table.loc[name, "log_marginal_likelihood"] == float(combined.log_marginal_likelihood)
+        assert table.loc[name, "mcse"] == float(combined.mcse)
+    assert table["log_bayes_factor"].abs().max() == 0.0
+
+
+def test_discrete_models_and_bad_references_are_refused_by_name():
+    with pm.Model() as model:
+        k = pm.Poisson("k", 3.0)
+        pm.Normal("x", k, 1.0, observed=targets.lecture_data())
+    with pytest.raises(ValueError, match=r"\['k'\] are discrete.*reference='prior'"):
+        marginal_likelihood(model, reference="variational", draws=10, tune=10, chains=1,
+                            n_rungs=4, beta_min=0.01, **QUIET)  # fmt: skip
+    lecture = targets.lecture_model(targets.lecture_data())
+    with pytest.raises(ValueError, match=r"`reference` must be 'prior'.*or 'variational'"):
+        marginal_likelihood(lecture, reference="gaussian")
+    with pytest.raises(ValueError, match=r"disagree; give it once"):
+        marginal_likelihood(lecture, reference="variational", step_kwargs={"reference": "prior"})

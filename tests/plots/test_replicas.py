@@ -5,6 +5,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from helpers import assert_labelled, exchange_run, lines_labelled, padded_run, render
+from two_legs import legs_of, two_leg_run
 
 from pymc_tempering.diagnostics.round_trip import round_trip_events, round_trips
 from pymc_tempering.plots.replicas import plot_replica_trajectories
@@ -67,3 +68,17 @@ def test_replica_trajectories_mark_each_completed_round_trip(tmp_path):
     for rep, line in zip([0, 5], markers, strict=True):
         np.testing.assert_array_equal(line.get_xdata(), np.flatnonzero(events[:, rep]))
         assert len(line.get_xdata()) == total[rep] > 0
+
+
+def test_replica_trajectories_of_a_two_leg_run_show_each_leg(tmp_path):
+    """reference="variational": a panel per leg, each following that leg's replica trace."""
+    idata = two_leg_run()
+    fig, axes = render(tmp_path, "replicas_two_legs", plot_replica_trajectories, idata,
+                       replicas=[0], draws=100)  # fmt: skip
+    assert len(axes) == 2
+    for axis, (leg, ds) in zip(axes, legs_of(idata).items(), strict=True):
+        assert_labelled(axis)
+        assert axis.get_xlabel() == f"draw (chain 0, {leg} leg)"
+        trace = ds["rung_replica"].sel(chain=0).transpose("draw", "rung").values
+        (line,) = lines_labelled(axis, "replica 0")
+        np.testing.assert_array_equal(line.get_ydata(), np.argmax(trace == 0, axis=1)[:100])

@@ -4,6 +4,7 @@ swap_rates and global_barrier compute, on a shared ladder and one per chain."""
 import numpy as np
 import pytest
 from helpers import adaptive_run, assert_labelled, exchange_run, lines_labelled, padded_run, render
+from two_legs import legs_of, two_leg_run
 
 from pymc_tempering.diagnostics.barrier import global_barrier, swap_rates
 from pymc_tempering.plots.swap_rates import plot_swap_rates
@@ -41,3 +42,17 @@ def test_swap_rates_plot_gives_each_chain_its_bars_and_barrier(run, tmp_path):
         assert f"{float(barrier.global_barrier.sel(chain=chain)):.2f}" in ax.get_title(loc="left")
     n_rungs = np.isfinite(tempering_dataset(idata)["beta"].values).sum(axis=-1)
     assert f"(have {n_rungs[0]}, {n_rungs[1]})" in ax.get_title(loc="left")
+
+
+def test_swap_rates_plot_of_a_two_leg_run_shows_each_leg(tmp_path):
+    """reference="variational": one panel per leg, each the plot of that leg alone."""
+    idata = two_leg_run()
+    fig, axes = render(tmp_path, "swap_two_legs", plot_swap_rates, idata)
+    assert len(axes) == 2
+    for axis, (leg, ds) in zip(axes, legs_of(idata).items(), strict=True):
+        assert_labelled(axis)
+        assert axis.get_title(loc="left").startswith(f"{leg} leg: ")
+        bars = [patch.get_height() for patch in axis.patches]
+        np.testing.assert_allclose(bars, swap_rates(ds)["swap_accept"].values)
+    _, alone = render(tmp_path, "swap_variational", plot_swap_rates, idata, leg="variational")
+    assert alone.get_title(loc="left") == axes[1].get_title(loc="left")

@@ -15,6 +15,7 @@ from helpers import (
     render,
     with_zero_likelihood,
 )
+from two_legs import legs_of, two_leg_run
 
 from pymc_tempering.evidence import EvidenceWarning, thermodynamic_integration
 from pymc_tempering.plots.ti_curve import plot_ti_curve
@@ -113,3 +114,20 @@ def test_ti_curve_marks_zero_likelihood_prior_draws(exchange_idata, tmp_path):
     loglik0 = tempering_dataset(per_chain)["rung_loglik"].sel(rung=0).values
     for fraction in np.isneginf(loglik0).mean(axis=1):  # each chain's share, pooled nowhere
         assert f"{100 * fraction:.2g}% at $\\beta = 0$ (chain" in legend_text(linear)
+
+
+def test_ti_curve_of_a_two_leg_run_shows_each_leg(tmp_path):
+    """reference="variational": a row of panels per leg, each with that leg's TI (the
+    variational leg's curve is E_beta[log p + log lik - log q])."""
+    idata = two_leg_run()
+    fig, axes = render(tmp_path, "ti_two_legs", plot_ti_curve, idata)
+    assert len(axes) == 4
+    for row, (leg, ds) in zip((axes[:2], axes[2:]), legs_of(idata).items(), strict=True):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EvidenceWarning)
+            ti = thermodynamic_integration(ds)
+        assert f", {leg} leg (" in row[0].get_title(loc="left")
+        (line,) = lines_labelled(row[0], "rung mean")
+        np.testing.assert_allclose(line.get_ydata(), ti["mean_loglik"].values)
+        assert f"{float(ti.log_marginal_likelihood):.2f}" in legend_text(row[0])
+    assert "q(" in axes[2].get_ylabel() and "q(" not in axes[0].get_ylabel()
