@@ -1,13 +1,16 @@
-"""Distributed tempering on Dask (issue 34): wall time per sweep with 1 and 2 workers, the
-coordinator's overhead, the round latency of actors vs tasks, and a cheap model against the
-local batched ExchangeMC.
+"""Distributed tempering on Dask (issue 34): wall time per sweep with 1 and 2 workers (the
+speed-up), the coordinator's overhead, the density cost at which distribution starts to pay,
+the round latency of actors vs tasks, and a cheap model against the local batched ExchangeMC.
 
 Run: python benchmarks/bench_distributed.py [--rows N] [--sweeps S] [--rungs L]
 
 (a) Expensive: y_i ~ StudentT(4, mu, sigma) over ``--rows`` rows (default 10^6: ~5-20 ms per density
 evaluation), 32 rungs, ``sample_tempered`` with 1 and 2 workers of one LocalCluster
 (processes, one thread each); the sweep time is the mean round (send betas, move every
-replica, gather log-likelihoods), from ``sample_stats.attrs``. (b) Latency: one empty actor
+replica, gather log-likelihoods), from ``sample_stats.attrs``; the overhead per sweep is the
+round minus the slowest worker's compute plus the coordinator's own time, and with ``W``
+workers distribution pays when the density cost ``c`` exceeds ``overhead / (L (1 - 1/W))``
+(the compute it saves, ``L c (1 - 1/W)``, equals the overhead). (b) Latency: one empty actor
 method call vs one ``client.submit(...).result()`` of an empty function on a pinned worker,
 median of 200. (c) Cheap: the 20-observation lecture model (a density of ~0.05 ms), 32 rungs,
 ``sample_tempered`` with 1 worker vs ``pm.sample(step=ExchangeMC(n_rungs=32))`` locally, wall
@@ -70,7 +73,7 @@ def distributed_sweep(model, client, n_workers, sweeps, rungs):
         warnings.simplefilter("always", DistributedCostWarning)
         idata = sample_tempered(
             model, client=client, draws=sweeps // 2, tune=sweeps - sweeps // 2, n_rungs=rungs,
-            random_seed=1, n_workers=n_workers,
+            random_seed=1, n_workers=n_workers, progressbar=False,
         )  # fmt: skip
     attrs = dict(idata.sample_stats.attrs)
     attrs["warned"] = any(issubclass(w.category, DistributedCostWarning) for w in caught)
@@ -123,13 +126,22 @@ def main():
         client.wait_for_workers(2)
         model = rows_model(args.rows)
         print(f"(a) {args.rows} rows: one density evaluation {density_ms(model):.2f} ms")
+        sweep_ms = {}
         for n in (1, 2):
             a = distributed_sweep(model, client, n, args.sweeps, args.rungs)
+            sweep_ms[n] = a["round_ms"] + a["coordinator_ms"]
+            overhead = a["round_ms"] - a["worker_compute_ms"] + a["coordinator_ms"]
             print(
-                f"    {n} worker(s), {args.rungs} rungs: {a['round_ms']:.1f} ms per sweep "
+                f"    {n} worker(s), {args.rungs} rungs: {sweep_ms[n]:.1f} ms per sweep "
                 f"(slowest worker's compute {a['worker_compute_ms']:.1f} ms, coordinator "
-                f"{a['coordinator_ms']:.2f} ms); cost warning: {a['warned']}"
+                f"{a['coordinator_ms']:.2f} ms, overhead {overhead:.2f} ms); cost warning: "
+                f"{a['warned']}"
             )
+        print(f"    speed-up 2 vs 1 worker: {sweep_ms[1] / sweep_ms[2]:.2f}x (target >= 1.7x)")
+        print(
+            f"    break-even density cost with 2 workers: {overhead / (args.rungs / 2):.3f} ms "
+            f"(overhead {overhead:.2f} ms / (L (1 - 1/W)) = / {args.rungs / 2:g})"
+        )
         actor_ms, task_ms = latency(client)
         print(f"(b) round latency: actor call {actor_ms:.2f} ms, submit+result {task_ms:.2f} ms")
         cheap = cheap_model()

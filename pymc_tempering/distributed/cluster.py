@@ -58,11 +58,23 @@ def payload(model) -> bytes:
         ) from err
 
 
-def start_blocks(client, workers, data, betas, seed, init, compile_kwargs):
+def start_blocks(client, workers, data, betas, seed, init, compile_kwargs, replicas=None):
     """One :class:`ReplicaBlock` actor per worker over contiguous blocks of replicas; returns
     ``(actors, blocks, futures)``: ``blocks[k]`` the replica indices of actor ``k``; the
-    actors live while ``futures`` do (cancel them to free the workers)."""
+    actors live while ``futures`` do (cancel them to free the workers). ``replicas``: every
+    replica's state from a checkpoint (rows in replica order), or None to draw starts."""
     blocks = [b for b in np.array_split(np.arange(betas.size), len(workers)) if b.size]
+    restore = [None] * len(blocks)
+    if replicas is not None:
+        restore = [
+            {
+                "x": replicas["x"][b],
+                "logprior": replicas["logprior"][b],
+                "loglik": replicas["loglik"][b],
+                "rngs": [replicas["rngs"][r] for r in b],
+            }
+            for b in blocks
+        ]
     futures = [
         client.submit(
             ReplicaBlock,
@@ -72,11 +84,12 @@ def start_blocks(client, workers, data, betas, seed, init, compile_kwargs):
             seed,
             init,
             compile_kwargs,
+            state,
             actor=True,
             workers=[address],
             allow_other_workers=False,
             pure=False,
         )  # fmt: skip
-        for block, address in zip(blocks, workers, strict=False)
+        for block, address, state in zip(blocks, workers, restore, strict=False)
     ]
     return [f.result() for f in futures], blocks, futures

@@ -1,5 +1,6 @@
 """``sample_tempered``: one ExchangeMC-style run with its rungs split over Dask workers."""
 
+import copy
 import time
 import warnings
 
@@ -7,12 +8,20 @@ import numpy as np
 import pymc as pm
 from pymc.model import modelcontext
 
-from pymc_tempering.distributed import cluster, coordinator, datatree, streams
+from pymc_tempering._util.fingerprint import model_graph_digests
+from pymc_tempering.distributed import checkpoint, cluster, coordinator, datatree, streams
+from pymc_tempering.distributed.progress import SweepProgress
 from pymc_tempering.ladder import make_ladder
 from pymc_tempering.step_methods._compile import check_observed_finite, improper_priors
 from pymc_tempering.step_methods.exchange.options import check_model
 
-__all__ = ["sample_tempered", "DistributedCostWarning", "WorkerLostError", "COST_CHECK_SWEEPS"]
+__all__ = [
+    "sample_tempered",
+    "run_on_cluster",
+    "DistributedCostWarning",
+    "WorkerLostError",
+    "COST_CHECK_SWEEPS",
+]
 
 COST_CHECK_SWEEPS = 20  # sweeps measured before judging whether distribution pays
 
@@ -22,7 +31,8 @@ class DistributedCostWarning(UserWarning):
 
 
 class WorkerLostError(RuntimeError):
-    """A worker failed mid-run. ``idata`` holds the draws finished before (None if none)."""
+    """A worker failed mid-run. ``idata`` holds the draws finished before it and a checkpoint:
+    ``pmt.continue_sampling(err.idata, draws, client=...)`` continues the run."""
 
     def __init__(self, message, idata):
         super().__init__(message)
@@ -42,112 +52,135 @@ def sample_tempered(
     init: str = "prior",
     n_workers: int | None = None,
     compile_kwargs: dict | None = None,
+    progressbar: bool = True,
+    checkpoint_every: int = 100,
 ):
     r"""Replica-exchange Monte Carlo with its rungs spread over the workers of a Dask cluster.
 
-    The distributed counterpart of ``pm.sample(step=pmt.ExchangeMC(...), chains=1)``: one run,
-    random-walk Metropolis on every rung, deterministic even/odd swaps. Each worker compiles
-    the model once and holds a block of replicas; per sweep only log-likelihoods (one float
-    per replica) and the new rung of each replica travel, and per draw the ``beta = 1`` point.
+    The distributed ``pm.sample(step=pmt.ExchangeMC(...), chains=1)`` in Pigeons.jl's scheme
+    (Surjanovic et al. 2023, arXiv:2308.09769): workers hold blocks of replicas, only
+    log-likelihoods and rungs travel, a seed gives the same draws on any number of workers, and
+    a ``DistributedCostWarning`` says when communication costs more than the densities. Guide,
+    costs and what differs from ExchangeMC: ``docs/guide/distributed.md``.
 
     Parameters
     ----------
     model : pm.Model or callable, optional
-        The model (default: the one in context), or a zero-argument function that builds it
-        (for models that cannot be pickled).
+        The model (default: the one in context), or a zero-argument function building it.
     client : dask.distributed.Client
-        Its workers hold the replicas (``LocalCluster(processes=True, threads_per_worker=1)``
-        on one machine; dask-jobqueue or Kubernetes clusters on many).
+        Its workers hold the replicas (one thread each).
     draws, tune : int, default 1000
-        Recorded sweeps, and tuning sweeps before them (proposal scales, per rung).
+        Recorded sweeps, and tuning sweeps (one proposal scale per rung) before them.
     betas, n_rungs, ladder
-        The fixed ladder, as ExchangeMC's (:func:`pymc_tempering.ladder.make_ladder`; not
-        ``"adaptive"``).
+        A fixed ladder, as ExchangeMC's (:func:`pymc_tempering.ladder.make_ladder`).
     random_seed : int, optional
-        One seed: replica ``r``'s stream is derived from it and ``r``, so the draws are the
-        same with any number of workers (:mod:`pymc_tempering.distributed.streams`).
+        Derives each replica's stream (:mod:`pymc_tempering.distributed.streams`).
     init : {"prior", "jitter"}, default "prior"
-        Replica starts: prior draws where possible, else the initial point plus U(-1, 1).
-    n_workers : int, optional
-        Use the first ``n_workers`` workers (sorted by address); default all (at most one per
-        rung).
-    compile_kwargs : dict, optional
-        Passed to the compiler on each worker.
+        Starts: prior draws, or the initial point plus U(-1, 1).
+    n_workers, compile_kwargs, progressbar, checkpoint_every
+        The first ``n_workers`` workers by address (default all, at most one per rung); passed
+        to each worker's compiler; PyMC's progress bar (default True); sweeps between the
+        snapshots a lost worker falls back to (default 100).
 
     Returns
     -------
     DataTree
-        As ``pm.sample`` returns with one chain: ``posterior`` (the ``beta = 1`` rung),
-        ``sample_stats`` with ExchangeMC's stats (:data:`pymc_tempering.trace.EXCHANGE_STATS`),
-        ``observed_data``; ``sample_stats.attrs`` add ``n_workers`` and the mean
-        ``round_ms``, ``worker_compute_ms`` and ``coordinator_ms`` per sweep.
+        As a one-chain ``pm.sample`` (``posterior`` at ``beta = 1``, ExchangeMC's
+        ``sample_stats``), with a checkpoint: ``pmt.continue_sampling(idata, draws,
+        client=...)`` continues it, equal bit for bit to a longer run.
 
     Raises
     ------
-    ValueError, TypeError
-        A client with no workers, a model that cannot be pickled, bad arguments.
     WorkerLostError
-        A worker died; its ``idata`` keeps the draws finished before.
-
-    Warns
-    -----
-    DistributedCostWarning
-        When, over the first sweeps, communication costs more than the densities: a local
-        ``pm.sample(step=pmt.ExchangeMC())`` is then faster (``docs/guide/distributed.md``).
-
-    Notes
-    -----
-    Unlike the local ExchangeMC, tuning adapts one proposal scale per rung (Robbins-Monro
-    towards the random walk's optimal acceptance), not per-parameter scales or covariances,
-    and rung 0 moves by random walk rather than exact prior draws.
-
-    References
-    ----------
-    N. Surjanovic, M. Biron-Lattes, P. Tiede, S. Syed, T. Campbell and A. Bouchard-Cote (2023),
-    Pigeons.jl: Distributed sampling from intractable distributions. arXiv:2308.09769.
-    S. Syed, A. Bouchard-Cote, G. Deligiannidis and A. Doucet (2021), JRSS B 84(2).
-
-    Examples
-    --------
-    >>> from distributed import Client, LocalCluster                 # doctest: +SKIP
-    >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))  # doctest: +SKIP
-    >>> idata = pmt.distributed.sample_tempered(                      # doctest: +SKIP
-    ...     model, client=client, random_seed=1
-    ... )
-    >>> pmt.evidence.thermodynamic_integration(idata)                 # doctest: +SKIP
+        A worker died; its ``idata`` keeps the finished draws and a checkpoint to continue.
+    ValueError, TypeError
+        No workers, a model that cannot be pickled, bad arguments.
     """
-    built, shipped = _model(model)
+    built, shipped = model_and_payload(model)
     betas = _ladder(built, betas, n_rungs, ladder)
     draws, tune = _count("draws", draws, 1), _count("tune", tune, 0)
     if init not in ("prior", "jitter"):
         raise ValueError(f"`init` must be 'prior' or 'jitter', got {init!r}.")
     seed = streams.root_seed(random_seed)
+    n_params = sum(int(np.size(built.initial_point()[v.name])) for v in built.value_vars)
+    settings = {
+        "seed": seed,
+        "betas": betas,
+        "tune": tune,
+        "init": init,
+        "n_params": n_params,
+        "model": model_graph_digests(built),
+    }
+    return run_on_cluster(
+        built, shipped, client, settings, None, stop=tune + draws, record_from=tune,
+        n_workers=n_workers, compile_kwargs=compile_kwargs, progressbar=progressbar,
+        checkpoint_every=checkpoint_every, stacklevel=2,
+    )  # fmt: skip
+
+
+def run_on_cluster(
+    built, shipped, client, settings, snapshot, *, stop, record_from, n_workers,
+    compile_kwargs, progressbar, checkpoint_every, stacklevel,
+):  # fmt: skip
+    """Run a distributed run from ``snapshot`` (``None``: its start) to sweep ``stop``,
+    recording the sweeps from ``record_from``; return their DataTree with the final checkpoint.
+
+    ``settings``: the checkpoint's settings (:mod:`.checkpoint`). A lost worker raises
+    :class:`WorkerLostError` whose ``idata`` holds the draws recorded here and the latest
+    snapshot (``snapshot`` itself if none was taken). ``stacklevel``: frames from the caller
+    of this function to the user's code, for the cost warning.
+    """
+    checkpoint_every = _count("checkpoint_every", checkpoint_every, 1)
+    betas, seed, tune = settings["betas"], settings["seed"], settings["tune"]
+    if snapshot is None:
+        n_rungs = betas.size
+        state = coordinator.SweepState.start(n_rungs, settings["n_params"], streams.swap_rng(seed))
+        replicas = None
+    else:
+        state, replicas = copy.deepcopy(snapshot["coordinator"]), snapshot["replicas"]
     workers = cluster.worker_addresses(client, n_workers)[: betas.size]
     data = cluster.payload(shipped)
-    n_params = sum(int(np.size(built.initial_point()[v.name])) for v in built.value_vars)
 
     started = time.perf_counter()
     actors, blocks, futures = cluster.start_blocks(
-        client, workers, data, betas, seed, init, compile_kwargs
+        client, workers, data, betas, seed, settings["init"], compile_kwargs, replicas
     )
+    progress = SweepProgress(progressbar, tune=record_from - state.sweep, draws=stop - record_from)
+
+    def on_sweep(sweep, timing, stats):
+        _cost_check(timing, stacklevel + 4)
+        progress.update(stats)
+
     try:
-        record = coordinator.run_sweeps(
-            actors, blocks, betas, tune, draws, streams.swap_rng(seed), n_params, _cost_check
-        )
+        with progress:
+            record = coordinator.run_sweeps(
+                actors, blocks, betas, state, tune=tune, stop=stop, record_from=record_from,
+                n_params=settings["n_params"], on_sweep=on_sweep,
+                checkpoint_every=checkpoint_every,
+            )  # fmt: skip
     except coordinator.WorkerLost as err:
         record = err.record
-        _trim(record)
-        idata = None
-        if record.n_draws:
-            idata = datatree.to_datatree(built, record, tune, time.perf_counter() - started)
-        raise WorkerLostError(str(err), idata) from err
+        coordinator.complete_last_draw(record, record_from)
+        kept = record.snapshot or snapshot
+        idata = datatree.to_datatree(built, record, tune, time.perf_counter() - started)
+        idata = checkpoint.attach(idata, checkpoint.encode(settings, kept))
+        at = kept["coordinator"].sweep if kept else 0
+        done = record_from - tune + record.n_draws
+        raise WorkerLostError(
+            f"{err} The {done} draws finished are kept in this error's `idata`, with a "
+            f"checkpoint after sweep {at} (tuning included): continue the run on a new "
+            f"cluster with pmt.continue_sampling(err.idata, draws={stop - tune - done}, "
+            "client=new_client); the result equals an uninterrupted run bit for bit.",
+            idata,
+        ) from err
     finally:
         client.cancel(futures)
     attrs = {"n_workers": len(actors), **record.timing.per_sweep_ms()}
-    return datatree.to_datatree(built, record, tune, time.perf_counter() - started, attrs)
+    idata = datatree.to_datatree(built, record, tune, time.perf_counter() - started, attrs)
+    return checkpoint.attach(idata, checkpoint.encode(settings, record.snapshot))
 
 
-def _cost_check(sweep, timing):
+def _cost_check(timing, stacklevel):
     """Warn once, after :data:`COST_CHECK_SWEEPS` sweeps, if communication outweighs compute."""
     if timing.sweeps != COST_CHECK_SWEEPS:
         return
@@ -162,17 +195,11 @@ def _cost_check(sweep, timing):
             "call; distribution pays when a density evaluation costs several times the "
             "per-sweep overhead (docs/guide/distributed.md).",
             DistributedCostWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
 
 
-def _trim(record):
-    """Keep the draws whose point arrived (a failure can leave one more set of stats)."""
-    for name, values in record.stats.items():
-        record.stats[name] = values[: record.n_draws]
-
-
-def _model(model):
+def model_and_payload(model):
     """``(the pm.Model, what to ship)``: the model itself, or the builder and its model."""
     if model is None or isinstance(model, pm.Model):
         model = modelcontext(model)

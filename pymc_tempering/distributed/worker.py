@@ -12,6 +12,7 @@ seed must give the same draws with any number of workers
 (``docs/decisions/120-distributed-rungs-on-dask-actors.md``).
 """
 
+import copy
 import time
 
 import numpy as np
@@ -42,9 +43,14 @@ class ReplicaBlock:
         initial point plus U(-1, 1) in the value space.
     compile_kwargs : dict, optional
         Passed to the compiler.
+    restore : dict, optional
+        The replicas' states from a checkpoint (:meth:`snapshot`'s keys, rows in the order of
+        ``replicas``): the block continues them instead of drawing starts.
     """
 
-    def __init__(self, payload, replicas, betas, seed, init="prior", compile_kwargs=None):
+    def __init__(
+        self, payload, replicas, betas, seed, init="prior", compile_kwargs=None, restore=None
+    ):
         import cloudpickle
         import pymc as pm
 
@@ -68,12 +74,26 @@ class ReplicaBlock:
         self.x = np.empty((self.replicas.size, self.density.n_params))
         self.logprior = np.empty(self.replicas.size)
         self.loglik = np.empty(self.replicas.size)
-        use_prior = init == "prior" and self.density.can_sample_prior()
-        for i, r in enumerate(self.replicas):
-            self.x[i], self.logprior[i], self.loglik[i] = self._start(
-                flat0, float(betas[r]), self.rngs[i], use_prior
-            )
+        if restore is not None:
+            self._restore(restore)
+        else:
+            use_prior = init == "prior" and self.density.can_sample_prior()
+            for i, r in enumerate(self.replicas):
+                self.x[i], self.logprior[i], self.loglik[i] = self._start(
+                    flat0, float(betas[r]), self.rngs[i], use_prior
+                )
         self.compile_seconds = time.perf_counter() - started
+
+    def _restore(self, restore):
+        x = np.asarray(restore["x"], dtype=np.float64)
+        if x.shape != self.x.shape:
+            raise ValueError(
+                f"The checkpoint holds replica states of shape {x.shape}, but the model has "
+                f"{self.x.shape[1]} parameters per replica: continue with the model sampled."
+            )
+        self.x[:] = x
+        self.logprior[:], self.loglik[:] = restore["logprior"], restore["loglik"]
+        self.rngs = [copy.deepcopy(rng) for rng in restore["rngs"]]
 
     def _evaluate(self, x):
         logprior, loglik = self.density.batch(x[None, :])
@@ -99,12 +119,13 @@ class ReplicaBlock:
             "initial point in the support (pm.Model(..., initval=...))."
         )
 
-    def sweep(self, betas, log_scaling, send=-1):
+    def sweep(self, betas, log_scaling, send=-1, snapshot=False):
         """Move each replica once at ``betas[i]`` with proposal sd ``exp(log_scaling[i])``.
 
         ``send`` is a replica whose point (before this move) comes back too, -1 for none.
-        Returns ``(loglik, accept_prob, accepted, point or None, compute seconds)``; the first
-        three are per replica of the block, in the block's order.
+        Returns ``(loglik, accept_prob, accepted, point or None, compute seconds, snapshot or
+        None)``; the first three are per replica of the block, in the block's order; with
+        ``snapshot=True`` the last is :meth:`snapshot` after the move.
         """
         started = time.perf_counter()
         point = None
@@ -125,7 +146,9 @@ class ReplicaBlock:
             if log_u < ratio:
                 accepted[i] = True
                 self.x[i], self.logprior[i], self.loglik[i] = proposal, prop_logprior, prop_loglik
-        return self.loglik.copy(), accept_prob, accepted, point, time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        state = self.snapshot() if snapshot else None
+        return self.loglik.copy(), accept_prob, accepted, point, seconds, state
 
     def point(self, replica):
         """The current point of ``replica`` (flat, value space)."""
@@ -134,6 +157,16 @@ class ReplicaBlock:
     def state(self):
         """``(replicas, x, logprior, loglik)``: the block's states (checks and tests)."""
         return self.replicas.copy(), self.x.copy(), self.logprior.copy(), self.loglik.copy()
+
+    def snapshot(self):
+        """A copy of everything that continues the block's replicas: ``x``, ``logprior``,
+        ``loglik`` (rows in the block's order) and their generators ``rngs``."""
+        return {
+            "x": self.x.copy(),
+            "logprior": self.logprior.copy(),
+            "loglik": self.loglik.copy(),
+            "rngs": copy.deepcopy(self.rngs),
+        }
 
     def ping(self):
         """Nothing: one round trip, for measuring the latency of a call."""

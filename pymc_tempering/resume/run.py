@@ -224,7 +224,15 @@ def _joined_attrs(a: dict, b: dict) -> dict:
 
 
 def continue_sampling(
-    idata, draws: int, *, model=None, step=None, cores=None, random_seed=None, **sample_kwargs
+    idata,
+    draws: int,
+    *,
+    model=None,
+    step=None,
+    cores=None,
+    random_seed=None,
+    client=None,
+    **sample_kwargs,
 ):
     """Continue every chain of ``idata`` by ``draws`` draws and return the joined DataTree.
 
@@ -249,6 +257,11 @@ def continue_sampling(
     cores, random_seed, **sample_kwargs
         Passed to ``pm.sample`` (``tune=0`` and ``chains`` are set here). ``random_seed``
         does not change the draws: each chain continues its saved random-number stream.
+    client : dask.distributed.Client, optional
+        Continue a run of :func:`pymc_tempering.distributed.sample_tempered` (finished, or
+        the ``idata`` of its ``WorkerLostError``) on this cluster's workers; ``model`` may
+        then be the function that built it, and ``**sample_kwargs`` take ``n_workers``,
+        ``progressbar``, ``compile_kwargs`` and ``checkpoint_every``.
 
     Returns
     -------
@@ -268,6 +281,8 @@ def continue_sampling(
             f"continue_sampling: `draws` (the draws to add to each chain) must be a whole "
             f"number >= 1, got {draws!r}; e.g. continue_sampling(idata, draws=1000)."
         )
+    if client is not None or _DISTRIBUTED_GROUP in getattr(idata, "children", {}):
+        return _continue_distributed(idata, draws, client, model, step, cores, sample_kwargs)
     model = _model(model, "continue_sampling")
     step = resume_step(idata, model=model, step=step)
     for name in ("tune", "chains", "step"):
@@ -284,3 +299,31 @@ def continue_sampling(
         **sample_kwargs,
     )
     return concatenate_draws(idata, more)
+
+
+_DISTRIBUTED_GROUP = "tempering_checkpoint"  # pymc_tempering.distributed.checkpoint.GROUP
+_DISTRIBUTED_KWARGS = ("n_workers", "progressbar", "compile_kwargs", "checkpoint_every")
+
+
+def _continue_distributed(idata, draws, client, model, step, cores, sample_kwargs):
+    """:func:`continue_sampling` of a distributed run: checks, then
+    :func:`pymc_tempering.distributed.resume.continue_tempered`."""
+    if client is None:
+        raise ValueError(
+            "This run was sampled on a Dask cluster by pmt.distributed.sample_tempered: pass "
+            "the cluster to continue it on, continue_sampling(idata, draws, client=client) "
+            "(a dask.distributed.Client; any number of workers gives the same draws)."
+        )
+    given = {"step": step, "cores": cores}
+    unused = [name for name, value in given.items() if value is not None]
+    unused += [name for name in sample_kwargs if name not in _DISTRIBUTED_KWARGS]
+    if unused:
+        raise ValueError(
+            f"continue_sampling of a distributed run does not take {unused}: it continues "
+            f"the run's own sampler and takes only model, client and {list(_DISTRIBUTED_KWARGS)}."
+        )
+    from pymc_tempering.distributed.resume import continue_tempered
+
+    return continue_tempered(
+        idata, draws, client=client, model=model, stacklevel=3, **sample_kwargs
+    )

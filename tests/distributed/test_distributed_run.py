@@ -20,7 +20,7 @@ from pymc_tempering.step_methods.exchange import ExchangeMC
 
 X = targets.lecture_data()
 N_RUNGS = 12
-LONG = {"draws": 2000, "tune": 500, "n_rungs": N_RUNGS}
+LONG = {"draws": 2000, "tune": 500, "n_rungs": N_RUNGS, "progressbar": False}
 
 
 def exact_log_evidence(x=X, b=1.0):
@@ -50,7 +50,7 @@ def long_run(client):
 def _short(client, n_workers, seed=3):
     return pmd.sample_tempered(
         targets.lecture_model(X), client=client, draws=60, tune=40, n_rungs=8,
-        random_seed=seed, n_workers=n_workers,
+        random_seed=seed, n_workers=n_workers, progressbar=False,
     )  # fmt: skip
 
 
@@ -125,9 +125,10 @@ def test_a_model_that_cannot_be_pickled_is_refused(client):
         ({"ladder": "adaptive"}, "adaptive"),
         ({"random_seed": [1, 2]}, "random_seed"),
         ({"draws": 0}, "draws"),
+        ({"checkpoint_every": 0}, "checkpoint_every"),
     ],
 )
 def test_bad_arguments_name_the_argument(client, kwargs, match):
-    kwargs = {"client": client, **kwargs}
+    kwargs = {"client": client, "progressbar": False, **kwargs}
     with pytest.raises((ValueError, TypeError), match=match):
         pmd.sample_tempered(targets.lecture_model(X), **kwargs)
