@@ -52,6 +52,7 @@ from pymc_tempering.step_methods._compile.points import flat_point_map
 from pymc_tempering.step_methods._compile.prior import PRIOR_BLOCK
 from pymc_tempering.step_methods._compile.tempered import (
     TemperedDensity,
+    add_batched_gradient,
     compile_tempered_density,
 )
 
@@ -59,6 +60,7 @@ __all__ = [
     "PRIOR_BLOCK",
     "MinibatchGradients",
     "TemperedDensity",
+    "add_batched_gradient",
     "check_all_free",
     "check_observed_finite",
     "check_minibatch_model",

@@ -20,7 +20,7 @@ from pymc_tempering.step_methods._compile.prior import (
 )
 from pymc_tempering.step_methods._compile.rewrites import checks_to_switches, with_switch_sinking
 
-__all__ = ["TemperedDensity", "compile_tempered_density"]
+__all__ = ["TemperedDensity", "compile_tempered_density", "add_batched_gradient"]
 
 
 @dataclass
@@ -154,14 +154,49 @@ def _compile_batched(flat, outputs, compile_kwargs, gradient):
 
     batched_grad = None
     if gradient:
-        grads = [
-            pt.grad(point_logprior, point_flat, disconnected_inputs="ignore"),
-            pt.grad(point_loglik, point_flat, disconnected_inputs="ignore"),
-        ]
-        batch_grads = vectorize_graph(grads, {point_flat: replicas.astype(flat.dtype)})
-        batch_grads = [pt.broadcast_to(g, replicas.shape).astype("float64") for g in batch_grads]
-        batched_grad = compile(
-            inputs, [batch_logprior, batch_loglik, *batch_grads], **batched_kwargs
+        batched_grad = _compile_gradient(
+            replicas, flat, point_flat, [point_logprior, point_loglik], batched_kwargs
         )
-        batched_grad.trust_input = True
     return batched, batched_grad
+
+
+def _compile_gradient(replicas, flat, point_flat, point_outputs, batched_kwargs):
+    """The batched ``(logprior, loglik, grad_logprior, grad_loglik)`` function."""
+    point_logprior, point_loglik = point_outputs
+    batch_logprior, batch_loglik = vectorize_graph(
+        point_outputs, {point_flat: replicas.astype(flat.dtype)}
+    )
+    batch_logprior = pt.broadcast_to(batch_logprior, (replicas.shape[0],)).astype("float64")
+    batch_loglik = pt.broadcast_to(batch_loglik, (replicas.shape[0],)).astype("float64")
+    grads = [
+        pt.grad(point_logprior, point_flat, disconnected_inputs="ignore"),
+        pt.grad(point_loglik, point_flat, disconnected_inputs="ignore"),
+    ]
+    batch_grads = vectorize_graph(grads, {point_flat: replicas.astype(flat.dtype)})
+    batch_grads = [pt.broadcast_to(g, replicas.shape).astype("float64") for g in batch_grads]
+    batched_grad = compile(
+        [replicas], [batch_logprior, batch_loglik, *batch_grads], **batched_kwargs
+    )
+    batched_grad.trust_input = True
+    return batched_grad
+
+
+def add_batched_gradient(density: TemperedDensity) -> bool:
+    """Compile ``density``'s batched gradient where it has none yet (ExchangeMC's
+    ``explorer="auto"`` when it switches to MALA while sampling), in place. False where the
+    model's log density has no gradient (nothing compiled then)."""
+    from pytensor.gradient import DisconnectedInputError, NullTypeGradError
+
+    if density.batched_grad is not None:
+        return True
+    flat, outputs, compile_kwargs = density.single_graph
+    replicas = pt.matrix("replicas", dtype="float64")
+    point_flat, point_outputs = checks_to_switches(flat, outputs)
+    batched_kwargs = {**compile_kwargs, "mode": with_switch_sinking(compile_kwargs.get("mode"))}
+    try:
+        density.batched_grad = _compile_gradient(
+            replicas, flat, point_flat, list(point_outputs), batched_kwargs
+        )
+    except (NotImplementedError, NullTypeGradError, DisconnectedInputError):
+        return False
+    return True

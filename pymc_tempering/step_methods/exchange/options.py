@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from pytensor.compile.mode import get_mode
-from pytensor.gradient import NullTypeGradError
 
 from pymc_tempering.ladder import make_ladder
 from pymc_tempering.step_methods._compile import (
@@ -30,7 +29,7 @@ __all__ = [
     "local_settings",
     "dense_proposal",
     "choose_explorer",
-    "model_has_gradient",
+    "auto_eligible",
     "check_compile_kwargs",
 ]
 
@@ -42,8 +41,8 @@ PROPOSALS = ("auto", "diag", "dense")
 # proposal="auto" is dense up to this many continuous parameters, per explorer
 # (docs/decisions/021-dense-max-params.md)
 DENSE_MAX_PARAMS = {"rwm": 20, "mala": 64, "independent": 20}
-# explorer="auto": dense MALA for a model of continuous variables with gradients and at most
-# this many parameters, else the diagonal random walk (docs/decisions/110-exchange-defaults.md)
+# explorer="auto": may switch from the walk to dense MALA for a model of continuous variables
+# with at most this many parameters (docs/decisions/110-exchange-defaults.md)
 AUTO_MALA_MAX_PARAMS = DENSE_MAX_PARAMS["mala"]
 
 
@@ -172,31 +171,21 @@ def local_settings(
     return LocalSettings(bool(prior_rung), float(target_accept), float(np.log(scaling)))
 
 
-def model_has_gradient(model) -> bool:
-    """Whether PyTensor can differentiate ``model``'s log density with respect to its
-    continuous variables (the graph only, nothing compiled), as ``pm.sample`` decides."""
-    try:
-        model.dlogp()  # with respect to the continuous value variables
-    except (NotImplementedError, NullTypeGradError):
-        return False
-    return True
-
-
-def choose_explorer(explorer, proposal, *, n_continuous, discrete, has_gradient):
-    """``(explorer, proposal)`` resolved: ``explorer="auto"`` is ``("mala", "dense")`` for a
-    model without discrete variables whose density has gradients (``has_gradient()``, called
-    only where it matters) and at most
-    :data:`AUTO_MALA_MAX_PARAMS` parameters, else ``("rwm", "diag")``; ``proposal=None`` is
-    then ``"dense"`` with that MALA and ``"diag"`` otherwise. A ``proposal`` given with
-    ``"auto"`` applies to the explorer chosen
+def choose_explorer(explorer, proposal):
+    """``(explorer, proposal)`` resolved: ``explorer="auto"`` starts as the random walk
+    (:func:`auto_eligible` says whether it may switch to dense MALA while tuning,
+    :mod:`~pymc_tempering.step_methods.exchange.auto`); ``proposal=None`` is ``"diag"``
     (docs/decisions/110-exchange-defaults.md)."""
     if explorer == "auto":
-        small = not discrete and 0 < n_continuous <= AUTO_MALA_MAX_PARAMS
-        mala = small and has_gradient()  # differentiating the graph costs: only if it matters
-        explorer = "mala" if mala else "rwm"
-        if proposal is None:
-            proposal = "dense" if mala else "diag"
+        explorer = "rwm"
     return explorer, "diag" if proposal is None else proposal
+
+
+def auto_eligible(n_continuous: int, discrete: bool) -> bool:
+    """Whether ``explorer="auto"`` may switch to dense MALA: a model without discrete
+    variables and with at most :data:`AUTO_MALA_MAX_PARAMS` parameters (whether it has
+    gradients is found when the switch compiles them)."""
+    return not discrete and 0 < n_continuous <= AUTO_MALA_MAX_PARAMS
 
 
 def dense_proposal(proposal: str, explorer: str, n_params: int, discrete: bool = False) -> bool:

@@ -25,19 +25,20 @@ from pymc_tempering.step_methods._compile import (
     compile_discrete_supports,
     compile_tempered_density,
 )
+from pymc_tempering.step_methods.exchange import auto as auto_switch
 from pymc_tempering.step_methods.exchange import stats as exchange_stats
 from pymc_tempering.step_methods.exchange import tuning as adaptation
 from pymc_tempering.step_methods.exchange import variational as legs
 from pymc_tempering.step_methods.exchange.discrete import DiscreteMoves, Mixed
 from pymc_tempering.step_methods.exchange.explorers import EXPLORERS
 from pymc_tempering.step_methods.exchange.options import (
+    auto_eligible,
     check_compile_kwargs,
     check_model,
     choose_explorer,
     dense_proposal,
     exchange_options,
     local_settings,
-    model_has_gradient,
 )
 from pymc_tempering.step_methods.exchange.state import (
     ExchangeMCState,
@@ -79,9 +80,9 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
     swap_scheme, sweeps_per_draw : {"deo", "seo", "random"}, int, default "deo", 1
         Even/odd pairs in turn, at random, or one random pair; sweeps per recorded draw.
     explorer, proposal : {"rwm", "mala", "independent", "auto"}, {"diag", "dense", "auto"}
-        The local move (default ``"rwm"``, :mod:`.explorers`, stat ``explorer``; ``"auto"``:
-        docs/guide/exchange_defaults.md) and its per-rung covariance learned in tuning (Haario
-        et al. 2001; default ``"dense"`` where ``"auto"`` chose MALA, else ``"diag"``).
+        The local move (default ``"rwm"``, :mod:`.explorers`, stat ``explorer``; ``"auto"``: the
+        walk, switched to dense MALA while tuning where the top rung looks Gaussian, :mod:`.auto`)
+        and its per-rung covariance learned in tuning (Haario et al. 2001; default ``"diag"``).
     prior_rung, init : bool, {"prior", "jitter"}, optional
         Exact prior draws on a ``beta = 0`` rung (default where the prior can be forward-sampled);
         other replicas start at prior draws (default) or the initial point plus U(-1, 1).
@@ -154,7 +155,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self.betas = options.betas
         self.adaptive_ladder, self.adapt_n_rungs = options.adaptive_ladder, options.adapt_n_rungs
         self.max_rungs = options.max_rungs
-        explorer, proposal = self._choose_explorer(model, vars, initial_point, options)
+        explorer, proposal = choose_explorer(options.explorer, options.proposal)
         explorer_class = EXPLORERS[explorer]
         self.density = compile_tempered_density(
             model, vars, initial_point, compile_kwargs, gradient=explorer_class.needs_gradient
@@ -164,6 +165,11 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self.discrete_columns = np.concatenate([v.columns for v in discrete] or [[]]).astype(int)
         n_continuous = self.density.n_params - self.discrete_columns.size
         self.explorer = explorer_class(self.density, self.discrete_columns)
+        # explorer="auto": the walk, switched to dense MALA while tuning (.auto)
+        self.auto = options.explorer == "auto" and auto_eligible(n_continuous, bool(discrete))
+        if self.auto:
+            self.explorer = auto_switch.WalkThenMALA(self.density, self.discrete_columns)
+            self._user_target_accept = target_accept
         if discrete:
             self.explorer = Mixed(self.explorer, DiscreteMoves(self.density, discrete))
         settings = local_settings(
@@ -198,20 +204,6 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         if reference != "prior":
             self._add_variational_leg(reference, n_rungs_variational, model)
 
-    @staticmethod
-    def _choose_explorer(model, vars, initial_point, options):
-        """``(explorer, proposal)`` with ``"auto"`` resolved for this model
-        (:func:`~pymc_tempering.step_methods.exchange.options.choose_explorer`)."""
-        discrete = [v for v in vars if v in model.discrete_value_vars]
-        n_continuous = sum(int(np.size(initial_point[v.name])) for v in vars if v not in discrete)
-        return choose_explorer(
-            options.explorer,
-            options.proposal,
-            n_continuous=n_continuous,
-            discrete=bool(discrete),
-            has_gradient=lambda: model_has_gradient(model),
-        )
-
     # -- per-chain state -------------------------------------------------------------------------
     def _reset_chain(self, tune_draws: int):
         n_rungs, n_params = self._initial_betas.size, self.density.n_params
@@ -229,6 +221,9 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
             gradients=self.grad_tuning,
             fit=self.explorer.fits_rungs,
         )
+        if self.auto and not isinstance(self, VariationalLeg):  # the leg follows this one
+            self.scales = auto_switch.probed(self.scales, n_params)
+        self._switch_pending, self._top_probe = False, None
         self.ladder_tuning = (
             adaptation.init_ladder_round(n_rungs, self.tune_sweeps)
             if self.adaptive_ladder
@@ -256,6 +251,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         """Forget all tuning: ladder, proposal scales and adaptation counters."""
         replicas = self.replicas
         self._reset_chain(self.tune_sweeps // self.sweeps_per_draw)
+        if self.auto and replicas is not None:  # tuning starts again with the walk
+            replicas = replicas._replace(aux=self.explorer.init_aux(replicas.x))
         self.replicas = replicas
 
     def stop_tuning(self):
@@ -308,7 +305,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
             self.max_rungs if self.adapt_n_rungs else None,
             self.evidence_ladder,
         )
-        stats[EXPLORER_STAT] = self._local_move_code
+        stats[EXPLORER_STAT] = self.explorer.code() if self.auto else self._local_move_code
         if self.variational is not None:
             stats.update(self._variational_stats())
         return stats
@@ -334,6 +331,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self.sweep += 1
         if self.variational is not None:
             self._variational_sweep(self.sweep - 1)
+        if self._switch_pending:
+            self._switch_to_mala()
         return record
 
     def _several_sweeps(self):
@@ -350,6 +349,12 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
 
     # -- tuning: the pure rules of pymc_tempering.step_methods.exchange.tuning, applied ---
     def _adapt(self, accept_prob, lower, swap_prob):
+        target_accept = self.target_accept
+        if self.auto:  # explorer="auto": the walk or MALA (.auto)
+            self.explorer.sync(self.replicas)
+            target_accept = self.explorer.target_accept(target_accept, self._user_target_accept)
+            if getattr(self.scales, "probe", None) is not None:
+                self._probe()
         grad = None
         if self.scales.grad_moments is not None:  # a dense proposal learning from gradients
             # forward differences (one batched call of n_rungs * d rows, tuning only): no
@@ -363,18 +368,20 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
                     self.density.batch, r.x, r.logprior, r.loglik, self.betas, step
                 )
         # a dense window's end: per-rung eigendecompositions, faster on one OpenBLAS thread
-        window_end = self.dense and self.sweep + 1 == self.scales.window_end
+        window_end = self.scales.chol is not None and self.sweep + 1 == self.scales.window_end
         with one_blas_thread() if window_end else contextlib.nullcontext():
             self.scales = adaptation.tune_scales(
                 self.scales,
                 self.sweep,
                 accept_prob,
                 self.replicas.x,
-                self.target_accept,
+                target_accept,
                 self.tune_sweeps,
                 self.prior_rung,
                 grad,
             )
+        if self.auto and getattr(self.scales, "probe", None) is not None:
+            self._decide()
         if self.ladder_tuning is None:
             return
         rnd = adaptation.accumulate_swaps(self.ladder_tuning, lower, swap_prob, self.loglik)
@@ -388,6 +395,46 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         if self.betas.size != old_betas.size:
             self._resize_rungs(old_betas)
         self.ladder_tuning = adaptation.next_ladder_round(rnd, self.betas.size, self.tune_sweeps)
+
+    # -- explorer="auto": the top rung's probe, the decision and the switch (.auto) -------------
+    def _probe(self):
+        """Add the top rung's draw and forward-difference gradient to the probe, in its
+        window (one batched call of ``d`` rows)."""
+        if not auto_switch.PROBE_START <= self.sweep < auto_switch.DECISION_SWEEP:
+            return
+        r, top = self.replicas, slice(-1, None)
+        step = GRADIENT_STEP * self.scales.param_scale[top]
+        grad = rwm.difference_gradient(
+            self.density.batch, r.x[top], r.logprior[top], r.loglik[top], self.betas[top], step
+        )
+        probe = auto_switch.probe_update(self.scales.probe, r.x[top], grad)
+        self.scales = self.scales._replace(probe=probe)
+
+    def _decide(self):
+        """At the probe window's end: the score recorded, the probe dropped, and the switch
+        to MALA made after this sweep (both legs' sweeps) where :func:`.auto.switch_due`."""
+        decided, switch, score = auto_switch.switch_due(self.scales, self.sweep, self.tune_sweeps)
+        if not decided:
+            return
+        self._top_probe = self.scales.probe
+        self.scales = self.scales._replace(probe=None, gaussianity=score)
+        self._switch_pending = switch
+
+    def _switch_to_mala(self):
+        """Every rung of this leg (and of the variational leg) to dense MALA; where the model
+        has no gradient the walk stays."""
+        self._switch_pending, self._top_probe = False, None
+        legs_ = [self] if self.variational is None else [self, self.variational]
+        switched = [
+            auto_switch.to_mala(leg.scales, leg.replicas, leg.density, self._top_probe)
+            for leg in legs_
+        ]
+        self._top_probe = None
+        if any(s is None for s in switched):
+            return
+        for leg, (scales, replicas) in zip(legs_, switched, strict=True):
+            leg.scales, leg.replicas = scales, replicas
+            leg.explorer.sync(replicas)
 
     def _resize_rungs(self, old_betas):
         self.replicas, self.scales = adaptation.resize_rungs(

@@ -170,7 +170,7 @@ def test_auto_is_dense_for_small_models_only():
     with correlated_model():
         assert ExchangeMC(explorer="rwm", n_rungs=4, proposal="auto").dense
         assert not ExchangeMC(explorer="rwm", n_rungs=4).dense  # the walk's default: diagonal
-        assert ExchangeMC(n_rungs=4, explorer="auto").dense  # MALA, dense
+        assert not ExchangeMC(n_rungs=4, explorer="auto").dense  # the walk first (auto.py)
         assert not ExchangeMC(n_rungs=4).dense  # the default: the diagonal walk
         assert ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").dense
     with pm.Model():  # 30 parameters: dense for MALA only (no extra density rows)

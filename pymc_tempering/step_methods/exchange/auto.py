@@ -1,0 +1,228 @@
+"""``explorer="auto"``: the diagonal random walk, switched to dense MALA while tuning where the
+posterior is close to a (correlated) Gaussian.
+
+The run starts as ``explorer="rwm"`` (the same random numbers, so the same draws). Over the
+scale window from sweep :data:`PROBE_START` to :data:`DECISION_SWEEP` (the second; the first
+is mostly burn-in) the top rung (beta = 1) is probed: its draws and forward-difference
+gradients of ``log p`` (``d`` extra density rows per sweep, one batched call, no compiled
+gradient) feed the Gaussianity score
+
+    ``m = tr(Cov(x) Cov(grad log p)) / d``,
+
+which is 1 for a Gaussian and at least 1 in expectation for any smooth density (Cramer-Rao
+for a location family); ridges, funnels and separated modes give 10-1000. At the window's end
+a score below :data:`GAUSSIAN_LIMIT`, with at least one more scale window left in tuning,
+compiles the batched gradient and switches every rung to dense MALA (gradients in ``aux``,
+Cholesky factors from the window's scales, the top rung's from the probe's draws and
+gradients, retuned in the windows left); otherwise the walk stays, bit for bit ``"rwm"``.
+Which move runs is read from the replicas (MALA's carry gradients), so a restored or
+continued chain runs the move chosen. Measurements: docs/decisions/110-exchange-defaults.md.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from pymc_tempering.kernels.dense import DenseMoments, dense_preconditioner, rung_covariance_update
+from pymc_tempering.kernels.fused import Replicas
+from pymc_tempering.kernels.moments import Moments, covariance_init
+from pymc_tempering.step_methods._compile import add_batched_gradient
+from pymc_tempering.step_methods.exchange.explorers import (
+    MALA_TARGET_ACCEPT,
+    Explorer,
+    Langevin,
+    RandomWalk,
+)
+from pymc_tempering.step_methods.exchange.tuning import (
+    FIRST_WINDOW,
+    ScaleTuning,
+    window_fraction,
+)
+from pymc_tempering.trace import LOCAL_MOVES
+
+__all__ = [
+    "WalkThenMALA",
+    "ProbedScaleTuning",
+    "Probe",
+    "probe_update",
+    "gaussianity",
+    "switch_due",
+    "to_mala",
+    "PROBE_START",
+    "DECISION_SWEEP",
+    "GAUSSIAN_LIMIT",
+]
+
+PROBE_START = FIRST_WINDOW  # the probe reads the second scale window, sweeps 50 ..
+DECISION_SWEEP = 3 * FIRST_WINDOW  # .. 149; the decision at its end
+#: a top-rung score below this switches to dense MALA (decision 110: 0.7-1.7 on correlated
+#: Gaussian-like posteriors, 10 and more on two-mode, centred eight schools and singular)
+GAUSSIAN_LIMIT = 3.0
+
+
+class Probe(NamedTuple):
+    """Cross moments, over the probe window, of the top rung's draws and gradients side by
+    side, ``(x, g)`` (m2 of shape ``(1, 2 d, 2 d)``)."""
+
+    moments: Moments
+
+    def blocks(self):
+        """``(n, S_x, S_g, S_xg)``: the count and the sample covariance's blocks."""
+        n, m2 = self.moments.count, self.moments.m2[0]
+        d = m2.shape[0] // 2
+        cov = m2 / max(n - 1, 1)
+        return n, cov[:d, :d], cov[d:, d:], cov[:d, d:]
+
+    def dense_moments(self):
+        """The draws' and the gradients' own :class:`DenseMoments`."""
+        n, mean, m2 = self.moments.count, self.moments.mean[0], self.moments.m2[0]
+        d = mean.size // 2
+        return (DenseMoments(n, mean[:d], m2[:d, :d]), DenseMoments(n, mean[d:], m2[d:, d:]))
+
+
+class ProbedScaleTuning(NamedTuple):
+    """:class:`~.tuning.ScaleTuning`'s fields, then the probe (None once decided) and the
+    score measured (NaN before the decision)."""
+
+    log_scaling: np.ndarray
+    param_scale: np.ndarray
+    moments: Moments
+    window_end: int
+    window_len: int
+    gain_start: int
+    chol: np.ndarray | None = None
+    grad_moments: Moments | None = None
+    probe: Probe | None = None
+    gaussianity: float = np.nan
+
+
+def probed(scales: ScaleTuning, n_params: int) -> ProbedScaleTuning:
+    """``scales`` with an empty probe."""
+    return ProbedScaleTuning(*scales, Probe(covariance_init((1, 2 * n_params))))
+
+
+def probe_update(probe: Probe, x_top, grad_top) -> Probe:
+    """The probe with the top rung's draw ``x_top`` and gradient ``grad_top`` (both ``(1,
+    d)``) added; a gradient that is not finite (a shifted point out of the support) is left
+    out with its draw."""
+    if not np.all(np.isfinite(grad_top)):
+        return probe
+    return Probe(rung_covariance_update(probe.moments, np.hstack([x_top, grad_top])))
+
+
+def gaussianity(probe: Probe) -> float:
+    """``1 + tr(S_x R) / d``, ``R = S_g - S_gx S_x^-1 S_xg`` the gradients' covariance left
+    unexplained by a linear function of the draws (scaled by ``n / (n - d - 1)`` for the
+    ``d + 1`` coefficients fitted); NaN with ``n <= d + 2`` draws or a singular ``S_x``.
+
+    For any smooth density ``Cov(g, x) = -I``, so in expectation this is the Fisher mismatch
+    ``tr(Cov(x) Cov(g)) / d``: 1 for a Gaussian, more for anything else. Estimated through
+    the regression it stays 1 for a Gaussian when the draws have not yet settled (a walk still
+    drifting along a long axis: the gradients are still a linear function of the draws),
+    where the plain mismatch grows with the drift (decision 110)."""
+    n, s_x, s_g, s_xg = probe.blocks()
+    d = s_x.shape[0]
+    if n <= d + 2:
+        return np.nan
+    try:
+        explained = s_xg.T @ np.linalg.solve(s_x, s_xg)
+    except np.linalg.LinAlgError:
+        return np.nan
+    score = 1.0 + np.sum(s_x * (s_g - explained).T) / d * n / (n - d - 1)
+    return float(score) if np.isfinite(score) else np.nan
+
+
+def switch_due(scales: ProbedScaleTuning, sweep: int, tune_sweeps: int):
+    """``(decided, switch, score)`` after tuning sweep ``sweep`` (0-based): the decision is
+    made once, at the end of sweep :data:`DECISION_SWEEP`; it switches where the score is
+    below :data:`GAUSSIAN_LIMIT` and the next scale window (sweeps 150 to 349) still ends
+    within tuning's share, so that MALA is retuned."""
+    if scales.probe is None or sweep + 1 != DECISION_SWEEP:
+        return False, False, np.nan
+    score = gaussianity(scales.probe)
+    next_end = DECISION_SWEEP + 4 * FIRST_WINDOW
+    room = next_end <= window_fraction(scales) * tune_sweeps
+    return True, bool(room and score < GAUSSIAN_LIMIT), score
+
+
+def to_mala(scales: ProbedScaleTuning, replicas: Replicas, density, top: Probe | None):
+    """``(scales, replicas)`` for dense MALA, or None where the model has no gradient.
+
+    Replicas get their densities and gradients from one batched call; every rung's Cholesky
+    factor is ``diag(param_scale)`` (the window just ended), the top rung's the dense
+    preconditioner of the probe's draws and gradients (``top``) where it is finite; empty
+    dense window moments and gradient moments; scales and windows as they are."""
+    if not add_batched_gradient(getattr(density, "base", density)):
+        return None
+    n_rungs, d = replicas.x.shape
+    logprior, loglik, grad_prior, grad_lik = density.batch_grad(replicas.x)
+    replicas = Replicas(
+        replicas.x.copy(),
+        np.hstack([grad_prior, grad_lik]),
+        logprior,
+        loglik,
+        replicas.rung_replica.copy(),
+    )
+    chol = np.stack([np.diag(s) for s in scales.param_scale])
+    if top is not None:
+        estimate = dense_preconditioner(*top.dense_moments())
+        if estimate is not None:
+            chol[-1] = estimate[1]
+    scales = scales._replace(
+        moments=covariance_init((n_rungs, d)), chol=chol, grad_moments=covariance_init((n_rungs, d))
+    )
+    return scales, replicas
+
+
+class WalkThenMALA(Explorer):
+    """:class:`~.explorers.RandomWalk` until :func:`to_mala` gives the replicas gradients,
+    dense :class:`~.explorers.Langevin` after; which one runs is read from the replicas."""
+
+    name = "auto"
+    fits_rungs = False
+
+    def __init__(self, density, fixed=None):
+        self.walk = RandomWalk(density, fixed)
+        self.mala = Langevin(density, fixed)
+        self.needs_gradient = False  # the move of the replicas last seen
+
+    @staticmethod
+    def default_target_accept(n_params: int) -> float:
+        return RandomWalk.default_target_accept(n_params)
+
+    def init_aux(self, x):
+        self.needs_gradient = False
+        return self.walk.init_aux(x)  # every chain starts with the walk
+
+    def sync(self, replicas) -> bool:
+        """Whether ``replicas`` are MALA's (they carry gradients); remembered."""
+        self.needs_gradient = replicas.aux.shape[1] > 0
+        return self.needs_gradient
+
+    def explore(self, replicas, betas, scales, exact, rng, random, pairs):
+        if not self.sync(replicas):
+            return self.walk.explore(replicas, betas, scales, exact, rng, random, pairs)
+        density = self.mala.density
+        # a chain restored after its switch in a new process: compile the gradient here
+        if not add_batched_gradient(getattr(density, "base", density)):
+            raise ValueError(
+                "This ExchangeMC(explorer='auto') state holds MALA replicas, but the model's "
+                "log density has no gradient: continue it with the model it was run on."
+            )
+        return self.mala.explore(replicas, betas, scales, exact, rng, random, pairs)
+
+    CODES = {
+        False: np.int8(LOCAL_MOVES.index("rwm+diag")),
+        True: np.int8(LOCAL_MOVES.index("mala+dense")),
+    }
+
+    def code(self) -> np.int8:
+        """The stat ``explorer``'s code of the move last seen."""
+        return self.CODES[self.needs_gradient]
+
+    def target_accept(self, walk_target: float, user_target: float | None) -> float:
+        """The acceptance rate tuning aims for with the move last seen (a ``target_accept``
+        the user gave applies to both moves)."""
+        if user_target is not None:
+            return user_target
+        return MALA_TARGET_ACCEPT if self.needs_gradient else walk_target
