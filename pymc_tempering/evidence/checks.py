@@ -179,13 +179,18 @@ def tail_problems(
     that move the stone's log ratio by more than the MCSE (``stone_concentration``, from
     :func:`~pymc_tempering.evidence.core.tempered.weight_concentration`)."""
     problems = []
-    if rung_khat is not None:
-        heavy = np.flatnonzero((rung_khat > MAX_TERMS_KHAT) & (influence > 0.1 * mcse))
+    if rung_khat is not None:  # per tail and rung: a heavy tail whose own extremes matter
+        flagged = (np.atleast_2d(rung_khat) > MAX_TERMS_KHAT) & (
+            np.atleast_2d(influence) > 0.1 * mcse
+        )
+        heavy = np.flatnonzero(flagged.any(axis=0))
         if heavy.size:
+            khat = np.max(np.atleast_2d(rung_khat)[flagged])
+            moved = np.max(np.atleast_2d(influence)[flagged])
             problems.append(
                 f"{heavy.size} rungs ({_some(heavy)}) have heavy-tailed loglik draws (Pareto k "
-                f"up to {np.max(rung_khat[heavy]):.2f} > {MAX_TERMS_KHAT}: no finite variance) "
-                f"whose extreme draws move the estimate by up to {np.max(influence[heavy]):.3g},"
+                f"up to {khat:.2f} > {MAX_TERMS_KHAT}: no finite variance) "
+                f"whose extreme draws move the estimate by up to {moved:.3g},"
                 " so the MCSE is unreliable; this happens under rungs near beta = 0 when the "
                 f"prior is heavy-tailed; {ADD_RUNGS}, or use stepping_stone on these draws"
             )

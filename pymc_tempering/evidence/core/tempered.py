@@ -178,9 +178,29 @@ def ti_discretisation_error(
     return float(2.0 * abs(corrected - corrected_coarse) / 15.0)
 
 
+def _chain_standardised(loglik, finite):
+    """Draws ``(..., chain, draw, rung)`` centred and scaled by their own chain's median and
+    interquartile range (robust: a heavy tail keeps its shape): the tail's shape within each
+    chain. Chains whose rung laws differ (ExchangeMC(reference="variational") fits each chain's
+    own reference) would otherwise pool into a scale mixture, which a Pareto fit reads as a
+    heavy tail."""
+    x = np.where(finite, loglik, np.nan)
+    if loglik.ndim < 3:
+        return np.where(finite, x - np.nanmedian(x, axis=0), 0.0)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a chain without finite draws
+        low, loc, high = np.nanquantile(x, [0.25, 0.5, 0.75], axis=-2, keepdims=True)
+    scale = high - low
+    scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    return np.where(finite, (x - loc) / scale, 0.0)
+
+
 def ti_rung_tails(betas, loglik, method="corrected", *, rung_axis=-1):
-    r"""Per rung: the Pareto :math:`\hat k` of its log-likelihood draws (both tails, finite
-    draws) and the largest change one draw makes to the TI estimate.
+    r"""Per tail (upper, lower) and rung: the Pareto :math:`\hat k` of its log-likelihood
+    draws (finite draws) and the largest change one draw of that tail makes to the TI estimate.
+    Each tail is judged with its own extremes, and its shape within each chain
+    (:func:`_chain_standardised`): chains with different reference fits would otherwise pool
+    into a mixture that looks heavy-tailed.
 
     A heavy tail (:math:`\hat k > 0.5`) leaves the rung mean without a finite variance, so
     the MCSE means nothing, but only where the rung's weight lets its extreme draws move the
@@ -191,15 +211,19 @@ def ti_rung_tails(betas, loglik, method="corrected", *, rung_axis=-1):
 
     Returns
     -------
-    khat, max_influence : ndarray, shape (n_rungs,)
+    khat, max_influence : ndarray, shape (2, n_rungs)
+        Row 0 the upper tail, row 1 the lower tail.
     """
     betas = _check_betas(betas)
     loglik = np.moveaxis(np.asarray(loglik, dtype=float), rung_axis, -1)
     mean, _, support = power_posterior_moments(betas, loglik)
-    dev = np.where(np.isfinite(loglik), loglik - mean, 0.0).reshape(-1, betas.size)
-    khat = np.maximum(pareto_khat(dev, axis=0), pareto_khat(-dev, axis=0))
+    finite = np.isfinite(loglik)
+    dev = np.where(finite, loglik - mean, 0.0).reshape(-1, betas.size)
+    tails = np.stack([dev, -dev])  # (2, draws, rungs): each tail as an upper tail
+    shape = _chain_standardised(loglik, finite).reshape(-1, betas.size)
+    khat = np.stack([pareto_khat(tail, axis=0) for tail in (shape, -shape)])
     weights, correction = _trapezoid_weights(betas)
-    largest = np.abs(dev).max(axis=0)
+    largest = np.clip(tails.max(axis=1), 0.0, None)
     influence = np.abs(weights) * largest
     if method == "corrected":
         influence = influence + np.abs(correction) * largest**2

@@ -1,6 +1,8 @@
 """Pareto tail diagnostic of pymc_tempering.evidence.core.tempered: ArviZ's number, on tails
 it must and must not flag, and the weight concentration that judges tied weights."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from arviz_stats.base import array_stats
@@ -8,6 +10,7 @@ from arviz_stats.base import array_stats
 from pymc_tempering.evidence.core.tempered import (
     MIN_TAIL_VALUES,
     pareto_khat,
+    ti_rung_tails,
     weight_concentration,
 )
 
@@ -60,3 +63,22 @@ def test_concentration_sees_a_weight_carried_by_one_draw():
     few = MIN_TAIL_VALUES - 1
     equal = weight_concentration(np.zeros((2, 1000)), axis=-1)
     np.testing.assert_allclose(equal, -np.log1p(-few / 1000), rtol=1e-12)
+
+
+def test_rung_tails_read_each_chains_shape_not_a_mixture_of_chains():
+    """The variational leg's rung draws of a real two-leg run (the lecture model, 4 chains of
+    400 draws, each chain with its own fitted reference; tests/two_legs.py, seed 102): light
+    tails within every chain, so no rung is heavy; pooled as one sample the chains' different
+    laws fit Pareto k up to 3 (what the check read before)."""
+    run = np.load(Path(__file__).parent / "data" / "variational_leg_rung_loglik.npz")
+    khat, _ = ti_rung_tails(run["betas"], run["rung_loglik"])
+    assert khat.shape == (2, run["betas"].size) and np.all(khat < 0.5), khat
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rung_tails_still_see_a_heavy_tail_in_every_chain(seed):
+    """Cauchy draws (k = 1) are heavy in both tails, after each chain's own centring and
+    scaling as before it."""
+    rng = np.random.default_rng(seed)
+    khat, influence = ti_rung_tails(np.array([0.0, 0.5, 1.0]), rng.standard_cauchy((4, 400, 3)))
+    assert np.all(khat > 0.5) and np.all(influence > 0), khat
