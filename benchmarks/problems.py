@@ -222,3 +222,85 @@ def logistic_regression(n, k, prior_sd, seed=0):
         coef = pm.Normal("coef", 0.0, prior_sd, shape=k)
         pm.Bernoulli("y", logit_p=pm.math.dot(X, coef), observed=y)
     return model
+
+
+# --- posteriors that concentrate, for the variational reference (issue 32) ---------------------
+
+
+def known_noise_regression_log_evidence(X, y, prior_sd=2.0, noise_sd=0.7):
+    """Exact log Z of :func:`regression`'s model for any ``n``: ``y ~ N(0, s^2 I + p^2 X X^T)``
+    by the matrix determinant lemma and Woodbury's identity (``k x k`` algebra only; the same
+    value as ``targets.regression_log_evidence``, which forms the ``n x n`` covariance)."""
+    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+    n, k = X.shape
+    ratio = (prior_sd / noise_sd) ** 2
+    gram, xty = X.T @ X, X.T @ y
+    logdet = np.linalg.slogdet(np.eye(k) + ratio * gram)[1]
+    quad = (y @ y - xty @ np.linalg.solve(gram + np.eye(k) / ratio, xty)) / noise_sd**2
+    return float(-0.5 * n * np.log(2 * np.pi * noise_sd**2) - 0.5 * logdet - 0.5 * quad)
+
+
+def large_regression(n=100_000, k=5, seed=0, prior_sd=2.0, noise_sd=0.7, sufficient=True):
+    """Conjugate linear regression with known noise, ``n`` rows of ``k`` N(0, 1) predictors
+    (the first a column of ones), w ~ N(0, prior_sd^2 I); exact log Z by
+    :func:`known_noise_regression_log_evidence`. ``sufficient=True`` writes the same
+    log-likelihood through ``X^T X``, ``X^T y`` and ``y^T y`` as a Potential (a cost per
+    evaluation independent of ``n``; the posterior and log Z are those of the ``n`` rows);
+    ``False`` observes ``y`` row by row (:func:`regression`)."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([np.ones(n), rng.normal(size=(n, k - 1))])
+    y = X @ rng.normal(size=k) + noise_sd * rng.standard_normal(n)
+    exact_log_z = known_noise_regression_log_evidence(X, y, prior_sd, noise_sd)
+    if not sufficient:
+        return Problem(targets.regression_model(X, y, prior_sd, noise_sd), exact_log_z)
+    gram, xty, yty = X.T @ X, X.T @ y, float(y @ y)
+    with pm.Model() as model:
+        w = pm.Normal("w", 0.0, prior_sd, shape=k)
+        rss = yty - 2.0 * pm.math.dot(xty, w) + pm.math.dot(w, pm.math.dot(gram, w))
+        const = -0.5 * n * np.log(2 * np.pi * noise_sd**2)
+        pm.Potential("loglik", const - 0.5 * rss / noise_sd**2)
+    return Problem(model, exact_log_z)
+
+
+def hierarchical_model(n_groups=50, per_group=40, seed=0):
+    """Normal hierarchical model, centred: theta_j ~ N(mu, tau^2), y_ij ~ N(theta_j, sigma^2),
+    mu ~ N(0, 10^2), tau ~ HalfNormal(10), sigma ~ HalfNormal(10); ``n_groups + 3``
+    parameters, data from mu = 1, tau = 2, sigma = 1.5 (``per_group`` rows per group)."""
+    rng = np.random.default_rng(seed)
+    theta = 1.0 + 2.0 * rng.standard_normal(n_groups)
+    group = np.repeat(np.arange(n_groups), per_group)
+    y = theta[group] + 1.5 * rng.standard_normal(group.size)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 10.0)
+        tau = pm.HalfNormal("tau", 10.0)
+        sigma = pm.HalfNormal("sigma", 10.0)
+        effects = pm.Normal("theta", mu, tau, shape=n_groups)
+        pm.Normal("y", effects[group], sigma, observed=y)
+    return model
+
+
+def radiata_vague(covariate="x", scale=0.01) -> Problem:
+    """:func:`radiata`, non-centred, under a vaguer Normal-Gamma prior: the coefficients'
+    prior precision times ``scale`` (prior sds ``1 / sqrt(scale)`` times wider), so the
+    posterior is a smaller part of the prior. Needs :func:`radiata_available`."""
+    data = targets.radiata_pine_data()
+    prior = dict(exact.RADIATA_PINE_PRIOR)
+    prior["precision"] = prior["precision"] * scale
+    return Problem(
+        targets.radiata_model(data["y"], data[covariate], prior=prior, noncentred=True),
+        exact.radiata_pine_log_evidence(data["y"], data[covariate], prior=prior),
+    )
+
+
+def egg_box() -> Problem:
+    """The egg box of Feroz, Hobson & Bridges (2009) (``exact.egg_box_model``), exact log Z."""
+    return Problem(exact.egg_box_model(), exact.egg_box_log_evidence())
+
+
+__all__ += [
+    "egg_box",
+    "hierarchical_model",
+    "known_noise_regression_log_evidence",
+    "large_regression",
+    "radiata_vague",
+]

@@ -19,6 +19,7 @@ from pymc_tempering._util.blas import one_blas_thread
 from pymc_tempering.kernels import fused, mala_rungs, rwm
 from pymc_tempering.kernels.fused import ACCEPT, SWAP
 from pymc_tempering.kernels.rules import NONE
+from pymc_tempering.ladder import make_ladder
 from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods._compile import (
     check_observed_finite,
@@ -89,7 +90,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
     reference, n_rungs_variational : {"prior", "variational"}, int, optional
         ``"variational"`` adds a second ladder from a Gaussian fitted while tuning, joined at
         ``beta = 1`` (stats ``variational_*``; :mod:`.variational`, docs/guide/variational.md),
-        of ``n_rungs_variational`` rungs (default: as many as this one). Continuous models.
+        its ladder this one (or ``ladder``'s with ``n_rungs_variational`` rungs). Continuous.
     target_accept, scaling : float, optional
         Acceptance goal (default: the explorer's) and first scale (``2.38 / sqrt(n_params)``).
     vars, model, rng, initial_point, compile_kwargs, blocked
@@ -202,7 +203,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self._reset_chain(tune_draws=0)
         super().__init__(vars, {}, blocked=blocked, rng=rng)
         if reference != "prior":
-            self._add_variational_leg(reference, n_rungs_variational, model)
+            self._add_variational_leg(reference, n_rungs_variational, ladder, model)
 
     # -- per-chain state -------------------------------------------------------------------------
     def _reset_chain(self, tune_draws: int):
@@ -443,17 +444,22 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self._last_end = np.full(self.betas.size, NONE)
 
     # -- the variational leg (reference="variational"; .variational) ------------------------------
-    def _add_variational_leg(self, reference, n_rungs_variational, model):
+    def _add_variational_leg(self, reference, n_rungs_variational, ladder, model):
         """Build the variational leg: this sampler's copy on :class:`legs.VariationalDensity`,
-        with its own ladder, replicas, tuning and counters, sharing ``rng``."""
+        with its own ladder (this one's, or ``ladder``'s spacing with ``n_rungs_variational``
+        rungs: a poorly fitting ``q`` needs rungs near 0 as the prior does), replicas, tuning
+        and counters, sharing ``rng``."""
         _check_variational(reference, n_rungs_variational, model, self)
-        n_var = self._initial_betas.size if n_rungs_variational is None else n_rungs_variational
+        betas = self._initial_betas
+        if n_rungs_variational is not None:
+            betas = make_ladder(None, n_rungs_variational, ladder)
+        n_var = betas.size
         leg = object.__new__(VariationalLeg)
         leg.__dict__.update({k: v for k, v in self.__dict__.items() if k != "rng"})
         leg._parent = self
         leg.density = legs.VariationalDensity(self.density, None)
         leg.explorer = type(self.explorer)(leg.density, self.discrete_columns)
-        leg._initial_betas = np.linspace(0.0, 1.0, n_var)
+        leg._initial_betas = betas.copy()
         leg.max_rungs = max(2 * n_var, 64) if self.adapt_n_rungs else n_var
         leg.prior_rung, leg.init = True, "prior"
         self.variational = leg
