@@ -41,12 +41,23 @@ __all__ = [
     "junction_due",
     "initial_reference",
     "REFERENCES",
+    "log_ratio",
+    "usable",
 ]
 
 REFERENCES = ("prior", "variational")
 FIRST_FIT = 50  # sweeps of the first fitting window; each next window is twice as long
 FIT_FRACTION = 0.8  # the last fit ends within this share of tuning (as the scale windows do)
 PRIOR_FIT_DRAWS = 256  # prior draws that the first reference is moment-matched to
+MIN_VARIANCE = 1e-12  # relative: a fitted variance below it is a window that did not move
+
+
+def log_ratio(logp, logq):
+    """``logp - log q``, and ``-inf`` where both are ``-inf`` (a point the model rules out: not
+    NaN, which no accept or swap rule could judge)."""
+    with np.errstate(invalid="ignore"):
+        out = np.subtract(logp, logq)
+    return np.where(np.isnan(out) & np.isneginf(logp), -np.inf, out)
 
 
 class VariationalDensity:
@@ -63,12 +74,13 @@ class VariationalDensity:
     def batch(self, x):
         logprior, loglik = self.base.batch(x)
         logq = reference_logpdf(self.reference, x)
-        return logq, logprior + loglik - logq
+        return logq, log_ratio(logprior + loglik, logq)
 
     def batch_grad(self, x):
         logprior, loglik, grad_prior, grad_lik = self.base.batch_grad(x)
         logq, grad_q = reference_logpdf(self.reference, x), reference_grad(self.reference, x)
-        return logq, logprior + loglik - logq, grad_q, grad_prior + grad_lik - grad_q
+        ratio = log_ratio(logprior + loglik, logq)
+        return logq, ratio, grad_q, grad_prior + grad_lik - grad_q
 
     def can_sample_prior(self) -> bool:
         return True
@@ -134,11 +146,25 @@ def refit(fit: ReferenceFit, tune_sweeps: int) -> ReferenceFit:
     m = fit.moments
     reference = fit.reference
     if m.count > 2:
-        reference = reference_from_moments(m.count, m.mean, m.m2)
+        fitted = reference_from_moments(m.count, m.mean, m.m2)
+        if usable(fitted, m):
+            reference = fitted
     length = 2 * fit.window_len
     end = fit.window_end + length
     frozen = end > FIT_FRACTION * tune_sweeps
     return ReferenceFit(reference, _empty_moments(m.mean.size), end, length, frozen)
+
+
+def usable(reference: GaussianReference, moments) -> bool:
+    """Whether a fit may replace the reference: finite, and with every variance above
+    :data:`MIN_VARIANCE` relative to ``1 + mean**2`` (a window whose draws did not move - a
+    stuck rung - gives a zero variance, and a ``q`` under which the leg's replicas have
+    ``log q = -inf``)."""
+    var = np.diag(moments.m2) if moments.m2.ndim == 2 else moments.m2
+    var = var / max(moments.count - 1, 1)
+    floor = MIN_VARIANCE * (1.0 + moments.mean**2)
+    finite = np.all(np.isfinite(reference.chol)) and np.isfinite(reference.log_norm)
+    return bool(finite and np.all(var > floor))
 
 
 def reweight(replicas: Replicas, old: GaussianReference, new: GaussianReference, gradient: bool):
@@ -148,7 +174,7 @@ def reweight(replicas: Replicas, old: GaussianReference, new: GaussianReference,
     total = replicas.logprior + replicas.loglik
     logq = reference_logpdf(new, replicas.x)
     replicas.logprior[:] = logq
-    replicas.loglik[:] = total - logq
+    replicas.loglik[:] = log_ratio(total, logq)
     if gradient:
         d = replicas.x.shape[1]
         grad_total = replicas.aux[:, :d] + replicas.aux[:, d:]
@@ -187,6 +213,6 @@ def junction_swap(fixed: Replicas, variational: Replicas, fixed_end, var_end, de
     fixed.x[-1], variational.x[-1] = x_var, x_fixed
     fixed.aux[-1], variational.aux[-1] = aux_fixed, aux_var
     fixed.logprior[-1], fixed.loglik[-1] = logprior[0], loglik[0]
-    variational.logprior[-1], variational.loglik[-1] = logq, total - logq
+    variational.logprior[-1], variational.loglik[-1] = logq, log_ratio(total, logq)
     a, b = fixed.rung_replica[-1], variational.rung_replica[-1]
     fixed_end[a], var_end[b] = var_end[b], fixed_end[a]

@@ -233,3 +233,20 @@ def test_the_variational_ladder_is_the_fixed_legs_shape():
         np.testing.assert_array_equal(same.variational.betas, same.betas)
         own = pmt.ExchangeMC(reference="variational", n_rungs=16, n_rungs_variational=6)
         np.testing.assert_array_equal(own.variational.betas, pmt.ladder.geometric_ladder(6))
+
+
+def test_a_window_that_did_not_move_keeps_the_reference():
+    """A stuck beta = 1 rung (every draw of the window the same point) would fit a zero
+    variance, a q under which the leg's replicas have log q = -inf and NaN log density
+    ratios (radiata with vague priors, one chain in 10 seeds); the fit is refused and the
+    previous reference kept. A point the model rules out gets a ratio of -inf, never NaN."""
+    old = legs.gaussian_reference(np.zeros(2), np.eye(2))
+    fit = legs.init_reference_fit(old, tune_sweeps=1000)
+    fit = legs.record_draws(fit, np.tile([0.3, -1.2], (60, 1)))
+    assert legs.refit(fit, 1000).reference is old
+    moving = legs.record_draws(
+        legs.init_reference_fit(old, 1000), np.random.default_rng(0).normal(size=(60, 2))
+    )
+    assert legs.refit(moving, 1000).reference is not old
+    ratio = legs.log_ratio(np.array([-np.inf, -np.inf, 1.0]), np.array([-np.inf, 0.0, 2.0]))
+    np.testing.assert_array_equal(ratio, [-np.inf, -np.inf, -1.0])
