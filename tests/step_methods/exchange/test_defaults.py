@@ -54,6 +54,7 @@ def normal_means(d, discrete=False):
 )
 def test_which_models_may_switch(n_continuous, discrete, expected):
     assert auto_eligible(n_continuous, discrete) is expected
+    assert auto_eligible(n_continuous, discrete, "diag") is False  # a proposal chosen: the walk
 
 
 def test_auto_starts_as_the_walk_and_an_explicit_choice_is_kept():
@@ -73,10 +74,13 @@ def test_auto_starts_as_the_walk_and_an_explicit_choice_is_kept():
     ],
 )
 def test_which_models_get_the_probe(build, expected):
+    """Only models that may switch, and only chains whose tuning leaves room to."""
     with build():
         step = ExchangeMC(n_rungs=4, explorer="auto")
     assert step.local_move == "rwm+diag" and step.auto is expected
-    assert (getattr(step.scales, "probe", None) is not None) is expected
+    for tune, room in ((1000, True), (400, False)):
+        step.setup_chain(np.random.default_rng(0), tune=tune, draws=10)
+        assert (getattr(step.scales, "probe", None) is not None) is (expected and room)
 
 
 def test_the_choice_is_recorded_on_every_draw_and_in_the_summary():
