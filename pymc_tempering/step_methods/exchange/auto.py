@@ -103,12 +103,13 @@ class ProbedScaleTuning(NamedTuple):
     gaussianity: float = np.nan
 
 
-def probed(scales: ScaleTuning, density, tune_sweeps: int) -> ProbedScaleTuning:
+def probed(scales: ScaleTuning, density, tune_sweeps: int) -> ScaleTuning | ProbedScaleTuning:
     """``scales`` with an empty probe where the chain may switch: room in tuning
     (:func:`may_switch`) and a model not yet found without a gradient (``density``'s
-    ``no_gradient``, set by the first switch that failed); else with none (not probed)."""
+    ``no_gradient``, set by the first switch that failed); else ``scales`` as they are (not
+    probed: the walk's state, bit for bit)."""
     if density.no_gradient or not may_switch(scales, tune_sweeps):
-        return ProbedScaleTuning(*scales)
+        return scales
     return ProbedScaleTuning(*scales, Probe(covariance_init((1, 2 * density.n_params))))
 
 
