@@ -1,5 +1,5 @@
-"""``explorer="auto"``: the diagonal random walk, switched to dense MALA while tuning where the
-posterior is close to a (correlated) Gaussian.
+"""``explorer="auto"``, ExchangeMC's default: the diagonal random walk, switched to dense MALA
+while tuning where the posterior is close to a (correlated) Gaussian.
 
 The run starts as ``explorer="rwm"`` (the same random numbers, so the same draws). Over the
 scale window from sweep :data:`PROBE_START` to :data:`DECISION_SWEEP` (the second; the first

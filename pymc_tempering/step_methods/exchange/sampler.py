@@ -80,9 +80,9 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
     swap_scheme, sweeps_per_draw : {"deo", "seo", "random"}, int, default "deo", 1
         Even/odd pairs in turn, at random, or one random pair; sweeps per recorded draw.
     explorer, proposal : {"rwm", "mala", "independent", "auto"}, {"diag", "dense", "auto"}
-        The local move (default ``"rwm"``, :mod:`.explorers`, stat ``explorer``; ``"auto"``: the
-        walk, switched to dense MALA while tuning where the top rung looks Gaussian, :mod:`.auto`)
-        and its per-rung covariance learned in tuning (Haario et al. 2001; default ``"diag"``).
+        The local move (stat ``explorer``), default ``"auto"``: the walk, switched to dense MALA
+        while tuning where the top rung looks Gaussian (:mod:`.auto`; with a ``proposal``, the
+        walk with it); the per-rung covariance learned in tuning (Haario 2001; ``"diag"``).
     prior_rung, init : bool, {"prior", "jitter"}, optional
         Exact prior draws on a ``beta = 0`` rung (default where the prior can be forward-sampled);
         other replicas start at prior draws (default) or the initial point plus U(-1, 1).
@@ -117,7 +117,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         ladder_objective: str = "swap",
         adapt_n_rungs: bool = False,
         swap_scheme: str = "deo",
-        explorer: str = "rwm",
+        explorer: str = "auto",
         proposal: str | None = None,
         prior_rung: bool | None = None,
         reference: str = "prior",
