@@ -25,10 +25,11 @@ per second on correlated posteriors; measured: README. OpenBLAS is limited to on
 core is used): on a shared machine its threads spin against each other in the small dense
 linear algebra.
 
-``--defaults`` (issue 35): ``ExchangeMC(explorer="auto")`` (the random walk, switched to dense
-MALA at sweep 150 where the top rung looks Gaussian) against dense MALA throughout,
-``ExchangeMC()`` as typed (the diagonal random walk), NUTS and ``pm.Metropolis``
-(``pm.sample``'s own choice where a model has discrete variables), the same way, on the
+``--defaults`` (issue 35): ``ExchangeMC(explorer="auto")`` (the default since issue 35: the
+random walk, switched to dense MALA at sweep 150 where the top rung looks Gaussian) against
+dense MALA throughout, ``ExchangeMC(explorer="rwm")`` (the diagonal random walk, the default
+before), NUTS and ``pm.Metropolis`` (``pm.sample``'s own choice where a model has discrete
+variables), the same way, on the
 problems of :data:`DEFAULTS_PROBLEMS`: every run and its min ESS, CPU s, the local move it
 ended with and (two-mode target) the weight of the mode at +5 (exact 0.7) with its MCSE,
 then the median per sampler and the spread. Record: docs/decisions/110-exchange-defaults.md.
@@ -71,7 +72,7 @@ DEFAULTS_SAMPLERS = {
     "EMC auto": lambda: {"step": pmt.ExchangeMC(explorer="auto")},
     # dense MALA throughout: what "auto" switches to where the posterior looks Gaussian
     "EMC mala dense": lambda: {"step": pmt.ExchangeMC(explorer="mala", proposal="dense")},
-    "ExchangeMC()": lambda: {"step": pmt.ExchangeMC()},
+    "EMC rwm": lambda: {"step": pmt.ExchangeMC(explorer="rwm")},  # the default before
     "NUTS": lambda: {},
     "Metropolis": lambda: {"step": pm.Metropolis()},
 }

@@ -89,7 +89,8 @@ def marginal_likelihood(
     step_kwargs : dict, optional
         Further :class:`pymc_tempering.ExchangeMC` arguments; ``explorer`` defaults to
         "independent" for continuous models of at most :data:`INDEPENDENT_MAX_PARAMS`
-        parameters on the fixed ladder, else ExchangeMC's default.
+        parameters on the fixed ladder, else ``"rwm"`` (not ExchangeMC's ``"auto"``: not
+        measured for the evidence).
     return_idata : bool, default False
         Also return the sampled DataTree: ``(result, idata)``.
     **sample_kwargs
@@ -225,13 +226,16 @@ def _default_explorer(model, step_kwargs, ladder) -> dict:
     """``step_kwargs`` with ExchangeMC's ``explorer`` chosen for the evidence where the user
     did not choose one: ``"independent"`` (independence proposals fitted per rung, in turn
     with the random walk) on the fixed ladder for models of at most
-    :data:`INDEPENDENT_MAX_PARAMS` continuous parameters; otherwise ExchangeMC's default.
+    :data:`INDEPENDENT_MAX_PARAMS` continuous parameters; otherwise the random walk
+    ``"rwm"`` (what ExchangeMC's default was when the evidence defaults were measured; its
+    ``"auto"`` is not measured for the evidence: docs/decisions/110-exchange-defaults.md).
     Not on an adaptive ladder (rungs still moving when the proposals are fitted; not
     measured) nor with discrete variables (which it cannot move)."""
     step_kwargs = dict(step_kwargs or {})
-    if "explorer" in step_kwargs or "adaptive" in (ladder, step_kwargs.get("ladder")):
+    if "explorer" in step_kwargs:
         return step_kwargs
-    if model.discrete_value_vars:
+    step_kwargs["explorer"] = "rwm"
+    if "adaptive" in (ladder, step_kwargs.get("ladder")) or model.discrete_value_vars:
         return step_kwargs
     n_params = sum(int(np.size(value)) for value in model.initial_point().values())
     if n_params <= INDEPENDENT_MAX_PARAMS:

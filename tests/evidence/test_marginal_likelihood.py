@@ -208,25 +208,28 @@ def test_the_default_tuning_follows_the_explorer():
 
 def test_the_default_explorer_is_independent_where_it_was_measured(monkeypatch):
     """``explorer="independent"`` by default on the fixed ladder for continuous models of at
-    most INDEPENDENT_MAX_PARAMS parameters; the user's explorer, an adaptive ladder, discrete
-    variables or a larger model keep ExchangeMC's default. A default run passes it on."""
+    most INDEPENDENT_MAX_PARAMS parameters; the user's explorer is kept; an adaptive ladder,
+    discrete variables or a larger model get the random walk, ``"rwm"`` (ExchangeMC's default
+    when the evidence defaults were measured; its ``"auto"`` is not). A default run passes it
+    on."""
     from pymc_tempering.evidence import runner as evidence_sampling
     from pymc_tempering.evidence.runner import INDEPENDENT_MAX_PARAMS, _default_explorer
 
     model = targets.lecture_model(targets.lecture_data())
     assert _default_explorer(model, None, "geometric") == {"explorer": "independent"}
     assert _default_explorer(model, {"explorer": "rwm"}, "geometric") == {"explorer": "rwm"}
-    assert "explorer" not in _default_explorer(model, None, "adaptive")
-    assert "explorer" not in _default_explorer(model, {"ladder": "adaptive"}, "geometric")
+    assert _default_explorer(model, None, "adaptive") == {"explorer": "rwm"}
+    assert _default_explorer(model, {"ladder": "adaptive"}, "geometric")["explorer"] == "rwm"
     with pm.Model() as discrete:
         k = pm.Poisson("k", 3.0)
         pm.Normal("y", k, 1.0, observed=[2.0])
-    assert "explorer" not in _default_explorer(discrete, None, "geometric")
+    assert _default_explorer(discrete, None, "geometric") == {"explorer": "rwm"}
     for size, chosen in [(INDEPENDENT_MAX_PARAMS, True), (INDEPENDENT_MAX_PARAMS + 1, False)]:
         with pm.Model() as wide:
             mu = pm.Normal("mu", 0.0, 1.0, shape=size)
             pm.Normal("y", mu.sum(), 1.0, observed=[0.5])
-        assert ("explorer" in _default_explorer(wide, None, "geometric")) is chosen
+        explorer = _default_explorer(wide, None, "geometric")["explorer"]
+        assert explorer == ("independent" if chosen else "rwm")
 
     seen = []
 

@@ -200,8 +200,8 @@ def test_setup_chain_alone_restarts_the_chain(compiled):
 
 def test_exchange_cached_proposal_scale_follows_a_restored_state():
     model = small_model()
-    with model:
-        step = ExchangeMC(n_rungs=4, compile_kwargs=FAST)
+    with model:  # the random walk's cached scale (explorer="auto" wraps it)
+        step = ExchangeMC(n_rungs=4, explorer="rwm", compile_kwargs=FAST)
     step.setup_chain(np.random.default_rng(0), tune=10, draws=10)
     run_steps(step, model.initial_point(), 3)
     state = step.sampling_state

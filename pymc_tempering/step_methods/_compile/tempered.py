@@ -41,6 +41,7 @@ class TemperedDensity:
     n_params: int
     batched_grad: object | None = None
     prior_block: object | None = None
+    no_gradient: bool = False  # found by add_batched_gradient: the log density has none
 
     def batch(self, x: np.ndarray):
         return self.batched(np.ascontiguousarray(x, dtype=np.float64))
@@ -184,11 +185,14 @@ def _compile_gradient(replicas, flat, point_flat, point_outputs, batched_kwargs)
 def add_batched_gradient(density: TemperedDensity) -> bool:
     """Compile ``density``'s batched gradient where it has none yet (ExchangeMC's
     ``explorer="auto"`` when it switches to MALA while sampling), in place. False where the
-    model's log density has no gradient (nothing compiled then)."""
+    model's log density has no gradient (nothing compiled then; ``density.no_gradient`` set,
+    so that later chains on the model skip the attempt)."""
     from pytensor.gradient import DisconnectedInputError, NullTypeGradError
 
     if density.batched_grad is not None:
         return True
+    if density.no_gradient:
+        return False
     flat, outputs, compile_kwargs = density.single_graph
     replicas = pt.matrix("replicas", dtype="float64")
     point_flat, point_outputs = checks_to_switches(flat, outputs)
@@ -198,5 +202,6 @@ def add_batched_gradient(density: TemperedDensity) -> bool:
             replicas, flat, point_flat, list(point_outputs), batched_kwargs
         )
     except (NotImplementedError, NullTypeGradError, DisconnectedInputError):
+        density.no_gradient = True
         return False
     return True

@@ -1,11 +1,11 @@
-"""``explorer="auto"``: the diagonal random walk, switched to dense MALA while tuning where the
-posterior is close to a (correlated) Gaussian.
+"""``explorer="auto"``, ExchangeMC's default: the diagonal random walk, switched to dense MALA
+while tuning where the posterior is close to a (correlated) Gaussian.
 
 The run starts as ``explorer="rwm"`` (the same random numbers, so the same draws). Over the
 scale window from sweep :data:`PROBE_START` to :data:`DECISION_SWEEP` (the second; the first
-is mostly burn-in) the top rung (beta = 1) is probed: its draws and forward-difference
-gradients of ``log p`` (``d`` extra density rows per sweep, one batched call, no compiled
-gradient) feed the Gaussianity score
+is mostly burn-in) the top rung (beta = 1) is probed every :func:`probe_stride` sweeps: its
+draws and forward-difference gradients of ``log p`` (``d`` extra density rows, one batched
+call, no compiled gradient) feed the Gaussianity score
 
     ``m = tr(Cov(x) Cov(grad log p)) / d``,
 
@@ -15,6 +15,7 @@ a score below :data:`GAUSSIAN_LIMIT`, with at least one more scale window left i
 compiles the batched gradient and switches every rung to dense MALA (gradients in ``aux``,
 Cholesky factors from the window's scales, the top rung's from the probe's draws and
 gradients, retuned in the windows left); otherwise the walk stays, bit for bit ``"rwm"``.
+A chain that could not switch (tuning too short, :func:`may_switch`) is not probed at all.
 Which move runs is read from the replicas (MALA's carry gradients), so a restored or
 continued chain runs the move chosen. Measurements: docs/decisions/110-exchange-defaults.md.
 """
@@ -44,7 +45,10 @@ __all__ = [
     "WalkThenMALA",
     "ProbedScaleTuning",
     "Probe",
+    "probe_stride",
+    "top_gradient",
     "probe_update",
+    "may_switch",
     "gaussianity",
     "switch_due",
     "to_mala",
@@ -58,6 +62,9 @@ DECISION_SWEEP = 3 * FIRST_WINDOW  # .. 149; the decision at its end
 #: a top-rung score below this switches to dense MALA (decision 110: 0.7-1.7 on correlated
 #: Gaussian-like posteriors, 10 and more on two-mode, centred eight schools and singular)
 GAUSSIAN_LIMIT = 3.0
+#: the probe reads every other sweep where that leaves at least this many draws per
+#: coefficient of its regression (``d + 2``), else every sweep (decision 110)
+DRAWS_PER_COEFFICIENT = 2
 
 
 class Probe(NamedTuple):
@@ -96,9 +103,32 @@ class ProbedScaleTuning(NamedTuple):
     gaussianity: float = np.nan
 
 
-def probed(scales: ScaleTuning, n_params: int) -> ProbedScaleTuning:
-    """``scales`` with an empty probe."""
-    return ProbedScaleTuning(*scales, Probe(covariance_init((1, 2 * n_params))))
+def probed(scales: ScaleTuning, density, tune_sweeps: int) -> ScaleTuning | ProbedScaleTuning:
+    """``scales`` with an empty probe where the chain may switch: room in tuning
+    (:func:`may_switch`) and a model not yet found without a gradient (``density``'s
+    ``no_gradient``, set by the first switch that failed); else ``scales`` as they are (not
+    probed: the walk's state, bit for bit)."""
+    if density.no_gradient or not may_switch(scales, tune_sweeps):
+        return scales
+    return ProbedScaleTuning(*scales, Probe(covariance_init((1, 2 * density.n_params))))
+
+
+def probe_stride(n_params: int) -> int:
+    """Every how many sweeps the probe reads the top rung: 2 while the window's draws at that
+    stride are at least :data:`DRAWS_PER_COEFFICIENT` per regression coefficient (``d <=
+    23``), else 1 (the walk's consecutive draws are close: half of them score as well)."""
+    window = DECISION_SWEEP - PROBE_START
+    return 2 if window // 2 >= DRAWS_PER_COEFFICIENT * (n_params + 2) else 1
+
+
+def top_gradient(batch, x_top, logp_top, beta, step) -> np.ndarray:
+    """Forward-difference gradient ``(1, d)`` of ``logprior + beta * loglik`` at ``x_top``
+    (``(1, d)``, tempered density ``logp_top``) with per-coordinate steps ``step``
+    (``(1, d)``): one batched call of ``d`` rows; -inf where a shifted point leaves the
+    support (:func:`probe_update` leaves it out)."""
+    shifted = x_top + np.diag(step[0])  # row j: x_top + step[j] e_j
+    prior, lik = batch(shifted)
+    return ((prior + beta * lik - logp_top) / step[0])[None]
 
 
 def probe_update(probe: Probe, x_top, grad_top) -> Probe:
@@ -132,17 +162,22 @@ def gaussianity(probe: Probe) -> float:
     return float(score) if np.isfinite(score) else np.nan
 
 
-def switch_due(scales: ProbedScaleTuning, sweep: int, tune_sweeps: int):
+def may_switch(scales: ScaleTuning, tune_sweeps: int) -> bool:
+    """Whether a chain of ``tune_sweeps`` tuning sweeps has room to switch: the scale window
+    after the decision (sweeps 150 to 349) ends within tuning's share, so that MALA is
+    retuned. A chain without room is not probed."""
+    return DECISION_SWEEP + 4 * FIRST_WINDOW <= window_fraction(scales) * tune_sweeps
+
+
+def switch_due(scales: ProbedScaleTuning, sweep: int):
     """``(decided, switch, score)`` after tuning sweep ``sweep`` (0-based): the decision is
-    made once, at the end of sweep :data:`DECISION_SWEEP`; it switches where the score is
-    below :data:`GAUSSIAN_LIMIT` and the next scale window (sweeps 150 to 349) still ends
-    within tuning's share, so that MALA is retuned."""
+    made once, at the end of sweep :data:`DECISION_SWEEP`, for a probed chain (one with room
+    to switch, :func:`may_switch`); it switches where the score is below
+    :data:`GAUSSIAN_LIMIT`."""
     if scales.probe is None or sweep + 1 != DECISION_SWEEP:
         return False, False, np.nan
     score = gaussianity(scales.probe)
-    next_end = DECISION_SWEEP + 4 * FIRST_WINDOW
-    room = next_end <= window_fraction(scales) * tune_sweeps
-    return True, bool(room and score < GAUSSIAN_LIMIT), score
+    return True, bool(score < GAUSSIAN_LIMIT), score
 
 
 def to_mala(scales: ProbedScaleTuning, replicas: Replicas, density, top: Probe | None):

@@ -181,11 +181,12 @@ def choose_explorer(explorer, proposal):
     return explorer, "diag" if proposal is None else proposal
 
 
-def auto_eligible(n_continuous: int, discrete: bool) -> bool:
-    """Whether ``explorer="auto"`` may switch to dense MALA: a model without discrete
-    variables and with at most :data:`AUTO_MALA_MAX_PARAMS` parameters (whether it has
-    gradients is found when the switch compiles them)."""
-    return not discrete and 0 < n_continuous <= AUTO_MALA_MAX_PARAMS
+def auto_eligible(n_continuous: int, discrete: bool, proposal: str | None = None) -> bool:
+    """Whether ``explorer="auto"`` may switch to dense MALA: no ``proposal`` chosen (with one,
+    it is the random walk with it), a model without discrete variables and with at most
+    :data:`AUTO_MALA_MAX_PARAMS` parameters (whether it has gradients is found when the switch
+    compiles them). Where it may not, no probe runs: the walk's cost and draws."""
+    return proposal is None and not discrete and 0 < n_continuous <= AUTO_MALA_MAX_PARAMS
 
 
 def dense_proposal(proposal: str, explorer: str, n_params: int, discrete: bool = False) -> bool:

@@ -81,9 +81,9 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
     swap_scheme, sweeps_per_draw : {"deo", "seo", "random"}, int, default "deo", 1
         Even/odd pairs in turn, at random, or one random pair; sweeps per recorded draw.
     explorer, proposal : {"rwm", "mala", "independent", "auto"}, {"diag", "dense", "auto"}
-        The local move (default ``"rwm"``, :mod:`.explorers`, stat ``explorer``; ``"auto"``: the
-        walk, switched to dense MALA while tuning where the top rung looks Gaussian, :mod:`.auto`)
-        and its per-rung covariance learned in tuning (Haario et al. 2001; default ``"diag"``).
+        The local move (stat ``explorer``), default ``"auto"``: the walk, switched to dense MALA
+        while tuning where the top rung looks Gaussian (:mod:`.auto`; with a ``proposal``, the
+        walk with it); the per-rung covariance learned in tuning (Haario 2001; ``"diag"``).
     prior_rung, init : bool, {"prior", "jitter"}, optional
         Exact prior draws on a ``beta = 0`` rung (default where the prior can be forward-sampled);
         other replicas start at prior draws (default) or the initial point plus U(-1, 1).
@@ -118,7 +118,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         ladder_objective: str = "swap",
         adapt_n_rungs: bool = False,
         swap_scheme: str = "deo",
-        explorer: str = "rwm",
+        explorer: str = "auto",
         proposal: str | None = None,
         prior_rung: bool | None = None,
         reference: str = "prior",
@@ -166,10 +166,14 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self.discrete_columns = np.concatenate([v.columns for v in discrete] or [[]]).astype(int)
         n_continuous = self.density.n_params - self.discrete_columns.size
         self.explorer = explorer_class(self.density, self.discrete_columns)
-        # explorer="auto": the walk, switched to dense MALA while tuning (.auto)
-        self.auto = options.explorer == "auto" and auto_eligible(n_continuous, bool(discrete))
+        # explorer="auto": the walk, switched to dense MALA while tuning (.auto); with a
+        # proposal chosen, the walk with it
+        self.auto = options.explorer == "auto" and auto_eligible(
+            n_continuous, bool(discrete), options.proposal
+        )
         if self.auto:
             self.explorer = auto_switch.WalkThenMALA(self.density, self.discrete_columns)
+            self._stride = auto_switch.probe_stride(self.density.n_params)
             self._user_target_accept = target_accept
         if discrete:
             self.explorer = Mixed(self.explorer, DiscreteMoves(self.density, discrete))
@@ -223,7 +227,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
             fit=self.explorer.fits_rungs,
         )
         if self.auto and not isinstance(self, VariationalLeg):  # the leg follows this one
-            self.scales = auto_switch.probed(self.scales, n_params)
+            self.scales = auto_switch.probed(self.scales, self.density, self.tune_sweeps)
         self._switch_pending, self._top_probe = False, None
         self.ladder_tuning = (
             adaptation.init_ladder_round(n_rungs, self.tune_sweeps)
@@ -399,22 +403,23 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
 
     # -- explorer="auto": the top rung's probe, the decision and the switch (.auto) -------------
     def _probe(self):
-        """Add the top rung's draw and forward-difference gradient to the probe, in its
-        window (one batched call of ``d`` rows)."""
-        if not auto_switch.PROBE_START <= self.sweep < auto_switch.DECISION_SWEEP:
+        """Add the top rung's draw and forward-difference gradient to the probe, every
+        :func:`.auto.probe_stride` sweeps of its window (one batched call of ``d`` rows)."""
+        offset = self.sweep - auto_switch.PROBE_START
+        if offset < 0 or self.sweep >= auto_switch.DECISION_SWEEP or offset % self._stride:
             return
         r, top = self.replicas, slice(-1, None)
         step = GRADIENT_STEP * self.scales.param_scale[top]
-        grad = rwm.difference_gradient(
-            self.density.batch, r.x[top], r.logprior[top], r.loglik[top], self.betas[top], step
-        )
+        beta = self.betas[-1]
+        logp = r.logprior[-1] + beta * r.loglik[-1]
+        grad = auto_switch.top_gradient(self.density.batch, r.x[top], logp, beta, step)
         probe = auto_switch.probe_update(self.scales.probe, r.x[top], grad)
         self.scales = self.scales._replace(probe=probe)
 
     def _decide(self):
         """At the probe window's end: the score recorded, the probe dropped, and the switch
         to MALA made after this sweep (both legs' sweeps) where :func:`.auto.switch_due`."""
-        decided, switch, score = auto_switch.switch_due(self.scales, self.sweep, self.tune_sweeps)
+        decided, switch, score = auto_switch.switch_due(self.scales, self.sweep)
         if not decided:
             return
         self._top_probe = self.scales.probe

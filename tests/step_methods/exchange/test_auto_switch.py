@@ -113,9 +113,37 @@ def test_the_switch_does_not_fire_on_two_modes_and_the_run_is_the_walks(seed):
             assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), (group, name)
 
 
-def test_too_short_a_tuning_keeps_the_walk():
+def _no_probe(*args):
+    raise AssertionError("probed a chain that cannot switch")
+
+
+def test_a_chosen_proposal_keeps_that_walk_unprobed(monkeypatch):
+    """``explorer="auto"`` with ``proposal="dense"``: the dense walk, bit for bit."""
+    monkeypatch.setattr(auto, "top_gradient", _no_probe)
+    step, idata = _run(correlated_gaussian, "auto", proposal="dense")
+    _, walk = _run(correlated_gaussian, "rwm", proposal="dense")
+    assert not step.auto and moves(idata) == {"rwm+dense"}
+    assert_same_run(idata, walk)
+
+
+def test_too_short_a_tuning_keeps_the_walk_unprobed(monkeypatch):
+    """No room for a scale window after the decision: no probe at all (no overhead)."""
+    monkeypatch.setattr(auto, "top_gradient", _no_probe)
     step, idata = _run(correlated_gaussian, "auto", tune=400)
-    assert moves(idata) == {"rwm+diag"} and step.scales.gaussianity < auto.GAUSSIAN_LIMIT
+    assert moves(idata) == {"rwm+diag"} and not hasattr(step.scales, "probe")
+    _, walk = _run(correlated_gaussian, "rwm", tune=400)
+    assert np.array_equal(idata.posterior["theta"].values, walk.posterior["theta"].values)
+
+
+def test_the_probe_reads_every_other_sweep_of_a_small_model(monkeypatch):
+    """Half the window's sweeps while that leaves 2 draws per regression coefficient."""
+    window = auto.DECISION_SWEEP - auto.PROBE_START
+    assert auto.probe_stride(D) == 2 and auto.probe_stride(23) == 2
+    assert auto.probe_stride(24) == 1 and window // 2 < 2 * (24 + 2)
+    calls, top_gradient = [], auto.top_gradient
+    monkeypatch.setattr(auto, "top_gradient", lambda *a: calls.append(1) or top_gradient(*a))
+    _run(exact.two_mode_model, "auto")
+    assert len(calls) == window // 2
 
 
 class NoGradient(Op):
@@ -129,16 +157,21 @@ class NoGradient(Op):
         outputs[0][0] = np.asarray(inputs[0])
 
 
-def test_a_model_without_gradients_keeps_the_walk():
+def test_a_model_without_gradients_keeps_the_walk(monkeypatch):
     def build():
         with pm.Model() as model:
             x = pm.Normal("x", 0, 1, shape=2)
             pm.Potential("lik", -0.5 * pt.sum(NoGradient()(x) ** 2))
         return model
 
-    step, idata = _run(build, "auto")
+    model = build()
+    step, idata = _run(lambda: model, "auto")
     assert step.scales.gaussianity < auto.GAUSSIAN_LIMIT  # it would have switched
-    assert moves(idata) == {"rwm+diag"}
+    assert moves(idata) == {"rwm+diag"} and step.density.no_gradient
+    # found once per model: later runs on it are not probed
+    monkeypatch.setattr(auto, "top_gradient", _no_probe)
+    step, idata = _run(lambda: model, "auto")
+    assert moves(idata) == {"rwm+diag"} and not hasattr(step.scales, "probe")
 
 
 @pytest.mark.parametrize("seed", [3, 4])

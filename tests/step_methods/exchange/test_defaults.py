@@ -1,7 +1,6 @@
-"""``ExchangeMC(explorer="auto")`` (opt-in; the default stays the random walk, decision 110):
-which models may switch from the walk to dense MALA while tuning, and the choice recorded in
-the stat ``explorer`` and in ``tempering_summary``. The switch itself:
-``test_auto_switch.py``."""
+"""``ExchangeMC()``'s default ``explorer="auto"`` (decision 110): which models may switch from
+the walk to dense MALA while tuning, and the choice recorded in the stat ``explorer`` and in
+``tempering_summary``. The switch itself: ``test_auto_switch.py``."""
 
 import numpy as np
 import pymc as pm
@@ -54,6 +53,23 @@ def normal_means(d, discrete=False):
 )
 def test_which_models_may_switch(n_continuous, discrete, expected):
     assert auto_eligible(n_continuous, discrete) is expected
+    assert auto_eligible(n_continuous, discrete, "diag") is False  # a proposal chosen: the walk
+
+
+def test_the_default_is_auto_and_marginal_likelihood_keeps_the_walk():
+    """``ExchangeMC()`` is ``explorer="auto"``; ``marginal_likelihood``'s evidence runs pass
+    ``"rwm"`` where they used to take ExchangeMC's default (measured with the walk)."""
+    from pymc_tempering.evidence.runner import _default_explorer
+
+    with correlated_gaussian() as model:
+        assert ExchangeMC(n_rungs=4).auto
+        for ladder, expected in (("geometric", "independent"), ("adaptive", "rwm")):
+            assert _default_explorer(model, None, ladder)["explorer"] == expected
+        assert _default_explorer(model, {"explorer": "auto"}, "adaptive")["explorer"] == "auto"
+    with normal_means(AUTO_MALA_MAX_PARAMS) as model:  # above the independence limit
+        assert _default_explorer(model, None, "geometric")["explorer"] == "rwm"
+    with normal_means(3, discrete=True) as model:
+        assert _default_explorer(model, None, "geometric")["explorer"] == "rwm"
 
 
 def test_auto_starts_as_the_walk_and_an_explicit_choice_is_kept():
@@ -73,10 +89,13 @@ def test_auto_starts_as_the_walk_and_an_explicit_choice_is_kept():
     ],
 )
 def test_which_models_get_the_probe(build, expected):
+    """Only models that may switch, and only chains whose tuning leaves room to."""
     with build():
         step = ExchangeMC(n_rungs=4, explorer="auto")
     assert step.local_move == "rwm+diag" and step.auto is expected
-    assert (getattr(step.scales, "probe", None) is not None) is expected
+    for tune, room in ((1000, True), (400, False)):
+        step.setup_chain(np.random.default_rng(0), tune=tune, draws=10)
+        assert (getattr(step.scales, "probe", None) is not None) is (expected and room)
 
 
 def test_the_choice_is_recorded_on_every_draw_and_in_the_summary():
