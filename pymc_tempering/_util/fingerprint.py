@@ -169,6 +169,15 @@ GRAPH_PARTS = {
 }
 
 
+def changed_graph_parts(saved: dict, model) -> str:
+    """The parts of ``model`` whose :func:`model_graph_digests` differ from the ``saved`` ones
+    (parts not saved are not compared), named for a message (``""`` if none): the one rule of
+    every continuation's "another model" check."""
+    given = model_graph_digests(model)
+    changed = [part for part in GRAPH_PARTS if part in saved and saved[part] != given[part]]
+    return " and the ".join(GRAPH_PARTS[part] for part in changed)
+
+
 def model_graph_digests(model) -> dict[str, str]:
     """:func:`graph_digest` of a model's prior (``model.varlogp``), likelihood
     (``model.datalogp``) and deterministics apart, so that a difference can be named. Initial

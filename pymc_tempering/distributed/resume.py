@@ -11,7 +11,7 @@ import numbers
 
 from pymc.model import modelcontext
 
-from pymc_tempering._util.fingerprint import GRAPH_PARTS, model_graph_digests
+from pymc_tempering._util.fingerprint import changed_graph_parts
 from pymc_tempering.distributed import checkpoint, datatree
 from pymc_tempering.distributed.run import WorkerLostError, model_and_payload, run_on_cluster
 
@@ -82,10 +82,8 @@ def _model(model):
 
 def _check_model(saved: dict, model) -> None:
     """Refuse a model whose prior, likelihood (data included) or deterministics differ."""
-    given = model_graph_digests(model)
-    changed = [part for part in GRAPH_PARTS if saved.get(part) != given[part]]
-    if changed:
-        names = " and the ".join(GRAPH_PARTS[part] for part in changed)
+    names = changed_graph_parts(saved, model)
+    if names:
         raise ValueError(
             f"The model differs from the one this run sampled in its {names}. The checkpoint "
             "(every replica's point, densities and tuning) belongs to the model sampled; "

@@ -9,9 +9,8 @@ import xarray as xr
 from pymc.model import modelcontext
 
 from pymc_tempering._util.fingerprint import (
-    GRAPH_PARTS,
+    changed_graph_parts,
     model_fingerprint,
-    model_graph_digests,
     observed_fingerprint,
 )
 from pymc_tempering.resume import codec
@@ -167,10 +166,8 @@ def _check_model_graph(saved: dict | None, model) -> None:
     were kept are not checked."""
     if not saved:
         return
-    given = model_graph_digests(model)
-    changed = [part for part in GRAPH_PARTS if part in saved and saved[part] != given[part]]
-    if changed:
-        names = " and the ".join(GRAPH_PARTS[part] for part in changed)
+    names = changed_graph_parts(saved, model)
+    if names:
         raise ValueError(
             f"The model differs from the one this run sampled in its {names}: e.g. a prior "
             "changed from N(0, 1) to N(0, 10). The saved state (the chains' positions, "
