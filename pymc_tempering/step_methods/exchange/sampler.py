@@ -429,13 +429,11 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
     def _switch_to_mala(self):
         """Every rung of this leg (and of the variational leg) to dense MALA; where the model
         has no gradient the walk stays."""
-        self._switch_pending, self._top_probe = False, None
+        top, self._switch_pending, self._top_probe = self._top_probe, False, None
         legs_ = [self] if self.variational is None else [self, self.variational]
         switched = [
-            auto_switch.to_mala(leg.scales, leg.replicas, leg.density, self._top_probe)
-            for leg in legs_
+            auto_switch.to_mala(leg.scales, leg.replicas, leg.density, top) for leg in legs_
         ]
-        self._top_probe = None
         if any(s is None for s in switched):
             return
         for leg, (scales, replicas) in zip(legs_, switched, strict=True):

@@ -214,3 +214,23 @@ def test_both_legs_switch_together():
     assert moves(idata) == {"mala+dense"}
     assert step.replicas.aux.shape[1] == step.variational.replicas.aux.shape[1] == 2 * D
     assert step.variational.explorer.needs_gradient
+
+
+def test_the_switch_seeds_the_top_rung_with_the_probes_dense_preconditioner(monkeypatch):
+    """At the switch the top rung's Cholesky factor is the dense preconditioner of the probe
+    (posterior correlations near 0.98: far from diagonal), the others diagonal; dropping the
+    probe before the switch uses it leaves the top rung diagonal and fails this."""
+    seen = []
+    to_mala = auto.to_mala
+
+    def spy(scales, replicas, density, top):
+        out = to_mala(scales, replicas, density, top)
+        seen.append(out[0].chol.copy())
+        return out
+
+    monkeypatch.setattr(auto, "to_mala", spy)
+    _run(correlated_gaussian, "auto", draws=5)
+    (chol,) = seen
+    off_diagonal = lambda a: np.abs(np.tril(a, -1)).max()  # noqa: E731
+    assert off_diagonal(chol[-1]) > 0.1 * np.abs(np.diag(chol[-1])).max()
+    assert all(off_diagonal(c) == 0 for c in chol[:-1])
