@@ -500,7 +500,11 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         leg._deo_offset = (self.betas.size + leg.betas.size) % 2  # even/odd on the joined ladder
         self._leg_records.append(leg._sweep())
         gradient = leg.explorer.needs_gradient
-        if legs.junction_due(sweep, self.betas.size):
+        # explorer="auto" probes the fixed leg's top rung for a decision: the junction waits
+        # until it is made, so that the probe sees that rung's own chain (the variational leg's
+        # replicas, from a q not yet fitted, made a Gaussian posterior score 8.9)
+        probing = self.auto and getattr(self.scales, "probe", None) is not None
+        if legs.junction_due(sweep, self.betas.size) and not probing:
             legs.junction_swap(
                 self.replicas, leg.replicas, self._last_end, leg._last_end, leg.density, gradient
             )

@@ -234,3 +234,24 @@ def test_the_switch_seeds_the_top_rung_with_the_probes_dense_preconditioner(monk
     off_diagonal = lambda a: np.abs(np.tril(a, -1)).max()  # noqa: E731
     assert off_diagonal(chol[-1]) > 0.1 * np.abs(np.diag(chol[-1])).max()
     assert all(off_diagonal(c) == 0 for c in chol[:-1])
+
+
+def test_the_junction_waits_for_the_decision(monkeypatch):
+    """With reference="variational" the two beta = 1 rungs swap only once the probe has
+    decided: the probe reads the fixed leg's own chain (on a centred hierarchical model the
+    unfitted leg's replicas made a Gaussian-like posterior score 8.9 and kept the walk).
+    Swapping while probing fails this."""
+    from pymc_tempering.step_methods.exchange import variational as legs
+
+    sweeps = []
+    swap = legs.junction_swap
+
+    def spy(fixed, *args):
+        sweeps.append(len(sweeps))
+        return swap(fixed, *args)
+
+    monkeypatch.setattr(legs, "junction_swap", spy)
+    step, _ = _run(correlated_gaussian, "auto", draws=5, reference="variational", n_rungs=4)
+    # n_fixed = 4: the junction is due on odd sweeps, from the decision at sweep 149 on
+    due = [s for s in range(TUNE + 5) if s % 2 == 1 and s >= auto.DECISION_SWEEP - 1]
+    assert len(sweeps) == len(due)
