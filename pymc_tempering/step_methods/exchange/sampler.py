@@ -501,8 +501,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self._leg_records.append(leg._sweep())
         gradient = leg.explorer.needs_gradient
         # explorer="auto" probes the fixed leg's top rung for a decision: the junction waits
-        # until it is made, so that the probe sees that rung's own chain (the variational leg's
-        # replicas, from a q not yet fitted, made a Gaussian posterior score 8.9)
+        # until it is made, so that the probe sees that rung's own chain, not replicas of a
+        # variational leg whose q is not fitted yet (docs/decisions/130)
         probing = self.auto and getattr(self.scales, "probe", None) is not None
         if legs.junction_due(sweep, self.betas.size) and not probing:
             legs.junction_swap(
