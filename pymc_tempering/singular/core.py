@@ -38,6 +38,7 @@ __all__ = [
     "check_localization",
     "diagonal_curvature",
     "default_localization",
+    "confinement_draws",
     "confinement_shares",
 ]
 
@@ -292,6 +293,43 @@ def default_localization(curvature, beta, prior_curvature=None, share=LOCALIZATI
     return float(np.min(np.maximum(pulled, prior)))
 
 
+def confinement_draws(displacement, strength, prior_pull):
+    r"""Per-draw terms of the confinement :math:`c = \tfrac12 E[\Delta\cdot\nabla C]`: the
+    localization's :math:`\tfrac\gamma2|\Delta|^2` and the prior's
+    :math:`-\tfrac12\Delta\cdot\nabla\log\varphi(w)`.
+
+    Their means are :math:`c_\gamma` and :math:`c_\varphi`. Where :math:`L_n - L_n^*` is
+    quadratic (a regular :math:`w^*`) the estimate's expectation is exactly :math:`d/2 - c`, so
+    :math:`|c|` is the finite-:math:`\gamma` bias against :math:`\lambda = d/2`; where it is
+    homogeneous of degree :math:`2\kappa > 2` (:math:`a^2b^2`: :math:`\kappa = 2`,
+    :math:`\lambda = d/(2\kappa)`) the expectation is :math:`(d/2 - c)/\kappa` and the gap
+    :math:`c/\kappa`, again at most :math:`|c|` (:func:`confinement_shares`,
+    ``docs/decisions/060-llc-default-localization.md``).
+
+    Parameters
+    ----------
+    displacement : ndarray, shape (..., d)
+        :math:`\Delta = w - w^*` of each draw (value space).
+    strength : float
+        :math:`\gamma`.
+    prior_pull : ndarray, shape (...)
+        :math:`-\Delta\cdot\nabla\log\varphi(w)` of each draw.
+
+    Returns
+    -------
+    localization, prior : ndarray
+        ``displacement.shape[:-1]``.
+
+    Examples
+    --------
+    >>> confinement_draws(np.array([[1.0, 2.0]]), 0.5, np.array([3.0]))
+    (array([1.25]), array([1.5]))
+    """
+    displacement = np.asarray(displacement, dtype=float)
+    localization = 0.5 * float(strength) * np.sum(displacement**2, axis=-1)
+    return localization, 0.5 * np.asarray(prior_pull, dtype=float)
+
+
 def confinement_shares(llc, displacement, strength, prior_pull):
     r"""The shares of the estimate that the localization and the prior take, from the draws.
 
@@ -327,9 +365,8 @@ def confinement_shares(llc, displacement, strength, prior_pull):
     >>> confinement_shares(2.0, np.ones((4, 2)), 0.25, np.full(4, 0.5))   # c = 0.25 + 0.25
     (0.1, 0.1)
     """
-    displacement = np.asarray(displacement, dtype=float)
-    c_loc = 0.5 * float(strength) * float(np.mean(np.sum(displacement**2, axis=-1)))
-    c_prior = 0.5 * float(np.mean(prior_pull))
+    loc_terms, prior_terms = confinement_draws(displacement, strength, prior_pull)
+    c_loc, c_prior = float(np.mean(loc_terms)), float(np.mean(prior_terms))
     total = float(llc) + c_loc + c_prior
     if not total > 0:
         return np.nan, np.nan

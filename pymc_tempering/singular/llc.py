@@ -34,6 +34,7 @@ from pymc_tempering.evidence.checks import EvidenceWarning
 from pymc_tempering.evidence.core.mcse import mean_mcse
 from pymc_tempering.ladder import wbic_beta
 from pymc_tempering.singular.core import (
+    confinement_draws,
     confinement_shares,
     default_localization,
     diagonal_curvature,
@@ -118,15 +119,39 @@ def _estimate(model, idata, density, loglik_center, beta):
     return terms, loglik, float(mcse), float(ess), per_chain, per_chain_mcse, flat
 
 
-def _shares(density, flat, flat_center, strength, llc):
-    r"""``(localization share, prior share)`` of the estimate from at most SHARE_DRAWS draws
-    (:func:`pymc_tempering.singular.core.confinement_shares`); the prior's pull
-    :math:`-\Delta\cdot\nabla\log\varphi` by a central difference along each ray from w*."""
-    keep = np.unique(np.linspace(0, flat.shape[0] - 1, min(SHARE_DRAWS, flat.shape[0])).astype(int))
-    delta = flat[keep] - flat_center
-    up = density.batch(flat_center + (1 + PULL_STEP) * delta)[0]
-    down = density.batch(flat_center + (1 - PULL_STEP) * delta)[0]
-    return confinement_shares(llc, delta, strength, -(up - down) / (2 * PULL_STEP))
+def _shares(density, flat, flat_center, strength, llc, n_chains=1):
+    r"""``(localization share, prior share, c, MCSE of c)`` of the estimate from at most
+    SHARE_DRAWS draws, evenly spaced within each of ``n_chains`` chains of ``flat`` (chain-major
+    rows).
+
+    The shares are :func:`pymc_tempering.singular.core.confinement_shares`; :math:`c` is the
+    mean of :func:`~pymc_tempering.singular.core.confinement_draws`, and :math:`|c|` bounds the
+    estimate's gap to :math:`\lambda(w^*)` that localization and prior cause. The prior's
+    pull :math:`-\Delta\cdot\nabla\log\varphi` is a central difference along each ray from
+    w*, of relative step PULL_STEP."""
+    flat = flat.reshape(n_chains, -1, flat.shape[-1])
+    per_chain = max(1, min(flat.shape[1], SHARE_DRAWS // n_chains))
+    keep = np.unique(np.linspace(0, flat.shape[1] - 1, per_chain).astype(int))
+    delta = flat[:, keep] - flat_center
+    rays = delta.reshape(-1, delta.shape[-1])
+    up = density.batch(flat_center + (1 + PULL_STEP) * rays)[0]
+    down = density.batch(flat_center + (1 - PULL_STEP) * rays)[0]
+    pull = (-(up - down) / (2 * PULL_STEP)).reshape(delta.shape[:2])
+    loc, prior = confinement_shares(llc, rays, strength, pull.ravel())
+    terms = np.add(*confinement_draws(delta, strength, pull))
+    return loc, prior, float(terms.mean()), float(mean_mcse(terms).mcse)
+
+
+def _confinement_fields(shares):
+    """The result's variables from :func:`_shares`' ``(loc, prior, c, MCSE of c)``: the shares,
+    and ``bias_bound`` = |c| with its MCSE."""
+    loc, prior, confinement, confinement_mcse = shares
+    return {
+        "localization_share": loc,
+        "prior_share": prior,
+        "bias_bound": abs(confinement),
+        "bias_bound_mcse": confinement_mcse,
+    }
 
 
 def _share_problems(shares, localization_given):
@@ -254,9 +279,11 @@ def local_learning_coefficient(
     terms, loglik, mcse, ess, per_chain, per_chain_mcse, flat = _estimate(
         model, idata, density, loglik_center, beta
     )
-    shares = _shares(density, flat, flat_center, float(localization), float(terms.mean()))
+    shares = _shares(
+        density, flat, flat_center, float(localization), float(terms.mean()), terms.shape[0]
+    )
     problems = _settling_problems(terms, mcse, per_chain, per_chain_mcse)
-    share_problems = _share_problems(shares, localization_given)
+    share_problems = _share_problems(shares[:2], localization_given)
     extra = {}
     if sampler == "sgld":
         problems += _sgld_problems(idata)
@@ -283,10 +310,31 @@ def local_learning_coefficient(
         "sampler": sampler,
         "step_size": np.nan if step_size is None else step_size,
     }
-    extra = {**extra, "localization_share": shares[0], "prior_share": shares[1]}
+    extra = {**extra, **_confinement_fields(shares)}
+    attrs["summary"] = _summary(float(terms.mean()), mcse, shares[2], shares[3])
     stats = (mcse, ess, per_chain, per_chain_mcse)
     return _result(
         idata, terms, loglik, loglik_center, n, stats, extra, (problems, share_problems), attrs
+    )
+
+
+def _summary(llc, mcse, confinement, confinement_mcse):
+    """The printed line: the estimate, its MCSE and its finite-gamma bias bound |c| (the gap to
+    lambda(w*) in a regular model, at most that along a singular set); where the bound exceeds
+    the MCSE, the interval that then holds lambda(w*) (docs/guide/singular.md)."""
+    side = "below" if confinement >= 0 else "above"
+    bound = abs(confinement)
+    text = (
+        f"LLC {llc:.4g} +- {mcse:.2g} (MCSE) is up to {bound:.2g} {side} lambda(w*) "
+        f"(bias_bound +- {confinement_mcse:.1g}: the localization's and the prior's pull"
+    )
+    if not bound > mcse:
+        return text + ", within the MCSE)"
+    low, high = sorted((llc, llc + confinement))
+    return text + (
+        f", more than the MCSE): this is the finite-gamma LLC; lambda(w*) lies in about "
+        f"[{low:.4g}, {high:.4g}], each end +- its error bar (the gap equals the bound in a "
+        "regular model)"
     )
 
 
