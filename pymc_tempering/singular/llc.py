@@ -20,7 +20,12 @@ strength, :math:`\gamma + 1/s^2` instead of :math:`\gamma`. Along a direction th
 pulls with curvature :math:`h`, the confinement lowers the estimate by the share
 :math:`\gamma / (\beta^* h + \gamma)`; along a singular set it fades only as :math:`\log n` grows.
 Hence the default :math:`\gamma` (small against :math:`\beta^* h`) and the shares measured from
-the draws, with a :class:`LocalizationWarning` above 10% (``docs/guide/singular.md``).
+the draws, with a :class:`LocalizationWarning` above 10% (``docs/guide/singular.md``). Below
+that, the result carries the gap instead of warning: ``bias_bound`` :math:`= |c|`, :math:`c =
+\tfrac12 E[\Delta\cdot\nabla C]` of the confinement :math:`C` (localization and prior), which
+is the exact gap to :math:`\lambda = d/2` in a regular model and bounds it along a homogeneous
+singular set (:func:`pymc_tempering.singular.core.confinement_draws`); ``attrs["summary"]`` says
+when it exceeds the MCSE.
 """
 
 import warnings
@@ -247,9 +252,13 @@ def local_learning_coefficient(
     -------
     xarray.Dataset
         ``local_learning_coefficient``, ``mcse``, ``ess``, ``per_chain(_mcse)``, ``loss``
-        (``chain``, ``draw``), ``loss_center``, ``localization_share``, ``prior_share``, with
-        SGLD's check ``step_size_check(_mcse)``; attrs ``beta``, ``n_obs``, ``localization``
-        (the one used), ``sampler``, ``step_size``, ``prior``, ``warning``.
+        (``chain``, ``draw``), ``loss_center``, ``localization_share``, ``prior_share``,
+        ``bias_bound(_mcse)`` (the finite-gamma bias: the gap to :math:`\lambda(w^*)` that
+        localization and prior cause, exact in a regular model), with SGLD's check
+        ``step_size_check(_mcse)``; attrs ``beta``, ``n_obs``, ``localization`` (the one used),
+        ``sampler``, ``step_size``, ``summary`` (estimate, MCSE and bias bound in one line; where
+        the bound exceeds the MCSE, the interval that holds :math:`\lambda(w^*)`), ``prior``,
+        ``warning``.
 
     Warns
     -----
