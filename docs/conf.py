@@ -111,6 +111,8 @@ nb_execution_show_tb = True
 nb_merge_streams = True
 # the decision records are written by hand in plain Markdown, some from level-2 headings
 suppress_warnings = ["myst.header"]
+if nb_execution_mode == "off":  # unexecuted cells have no kernel language to highlight with
+    suppress_warnings.append("myst-nb.lexer")
 
 html_theme = "pydata_sphinx_theme"
 html_title = "pymc_tempering"
@@ -121,7 +123,8 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": [],
 }
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_show_sourcelink = False
 
 
