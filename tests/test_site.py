@@ -101,6 +101,7 @@ def test_machine_path_check():
     assert machine_paths(
         "<pre>File &quot;/home/ci/.venv/lib/python3.12/site-packages/x.py&quot;</pre>"
     )
+    assert machine_paths("<pre>/opt/conda/lib/python3.12/site-packages/pymc/sampling.py:12</pre>")
     assert machine_paths(f"<p>{ROOT}/examples</p>")
     assert not machine_paths("<p>examples/06_model_selection.py and docs/decisions/</p>")
     assert not machine_paths("<p>see https://docs.python.org/3/tmp/ and a.b/tmp/</p>")
