@@ -4,6 +4,7 @@
 guide, the gallery) run in fresh kernels that import the package from this checkout.
 """
 
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -13,12 +14,34 @@ sys.path.insert(0, str(ROOT))
 # the notebooks' kernels inherit this: they import this checkout, not an installed copy
 _paths = (str(ROOT), os.environ.get("PYTHONPATH"))
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in _paths if p)
-os.environ.setdefault("MPLBACKEND", "agg")
+# This process (autodoc) draws nothing: Agg. The notebook kernels inherit the environment, and
+# with MPLBACKEND=agg there a plotting cell ends with no figure and no error; they get the inline
+# backend (ipykernel's own default) whatever the caller's shell exported.
+import matplotlib  # noqa: E402
+
+matplotlib.use("agg")
+os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+
+# The kernels start IPython with a startup file of this build's own (IPYTHONDIR, under _build):
+# a warning shows its category and message, not the path of the file that raised it, so no
+# page names the machine that built it (tests/test_site.py greps the site for such paths).
+_IPYTHONDIR = ROOT / "docs" / "_build" / ".ipython"
+_STARTUP = _IPYTHONDIR / "profile_default" / "startup" / "00-pmt-docs.py"
+_STARTUP.parent.mkdir(parents=True, exist_ok=True)
+_STARTUP.write_text(
+    "import warnings\n\n\n"
+    "def _no_path(message, category, filename, lineno, line=None):\n"
+    '    return f"{category.__name__}: {message}\\n"\n\n\n'
+    "warnings.formatwarning = _no_path\n"
+)
+os.environ["IPYTHONDIR"] = str(_IPYTHONDIR)
+
+import pymc_tempering  # noqa: E402  (from ROOT, inserted above)
 
 project = "pymc_tempering"
 author = "pymc_tempering developers"
 copyright = "the pymc_tempering developers"
-release = version = "0.1.0"
+release = version = pymc_tempering.__version__  # one version source: pyproject reads it too
 
 extensions = [
     "myst_nb",
@@ -26,6 +49,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax 3 copied into _static: formulas render with no network
+    "sphinx_copybutton",
     "sphinx_design",
 ]
 templates_path = ["_templates"]
@@ -41,6 +66,41 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 numpydoc_validation_checks = set()  # docstrings are checked by review, not by the build
 
+# MathJax from _static/mathjax (the sphinx-mathjax-offline package), never from a CDN
+mathjax_path = "mathjax/tex-chtml.js"
+# copy buttons leave out prompts and the outputs of doctest-style snippets
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_exclude = ".linenos, .gp, .go"
+
+# Links to the libraries' own docs where their inventories can be fetched; offline (CI, a
+# laptop on a train) the references stay plain code and the -W build passes.
+_INVENTORIES = {
+    "python": "https://docs.python.org/3",
+    "numpy": "https://numpy.org/doc/stable",
+    "xarray": "https://docs.xarray.dev/en/stable",
+    "pymc": "https://www.pymc.io/projects/docs/en/stable",
+    "arviz": "https://python.arviz.org/en/stable",
+}
+
+
+def _reachable(url: str, timeout: float = 3.0) -> bool:
+    """Whether the inventory at ``url`` answers; ``PMT_DOCS_OFFLINE=1`` skips the probes."""
+    if os.environ.get("PMT_DOCS_OFFLINE") == "1":
+        return False
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}/objects.inv", timeout=timeout) as response:
+            return response.status == 200
+    except Exception:
+        return False
+
+
+intersphinx_mapping = {k: (url, None) for k, url in _INVENTORIES.items() if _reachable(url)}
+if intersphinx_mapping:
+    extensions.append("sphinx.ext.intersphinx")
+
 # MyST and executed pages
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
@@ -51,6 +111,8 @@ nb_execution_show_tb = True
 nb_merge_streams = True
 # the decision records are written by hand in plain Markdown, some from level-2 headings
 suppress_warnings = ["myst.header"]
+if nb_execution_mode == "off":  # unexecuted cells have no kernel language to highlight with
+    suppress_warnings.append("myst-nb.lexer")
 
 html_theme = "pydata_sphinx_theme"
 html_title = "pymc_tempering"
@@ -61,7 +123,8 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": [],
 }
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_show_sourcelink = False
 
 
@@ -72,5 +135,23 @@ def _drop_type_docstring(app, what, name, obj, options, lines):
         lines.clear()
 
 
+def _init_signature(app, what, name, obj, options, signature, return_annotation):
+    """A step method's real arguments: PyMC's ``BlockedStep.__new__(cls, *args, **kwargs)`` hides
+    ``__init__`` from autodoc, which would show every sampler as ``(*args, **kwargs)``."""
+    if what != "class" or signature not in ("(*args, **kwargs)", None):
+        return None
+    init = obj.__dict__.get("__init__") or getattr(obj, "__init__", None)
+    try:
+        params = list(inspect.signature(init).parameters.values())[1:]  # without self
+    except (TypeError, ValueError):
+        return None
+    if not params:
+        return None
+    # without annotations, as autodoc_typehints = "none" shows every other signature
+    plain = [p.replace(annotation=inspect.Parameter.empty) for p in params]
+    return str(inspect.Signature(plain)), return_annotation
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _drop_type_docstring, priority=100)
+    app.connect("autodoc-process-signature", _init_signature)
