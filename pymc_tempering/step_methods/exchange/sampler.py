@@ -259,6 +259,9 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         if self.auto and replicas is not None:  # tuning starts again with the walk
             replicas = replicas._replace(aux=self.explorer.init_aux(replicas.x))
         self.replicas = replicas
+        if self.variational is not None and replicas is not None:
+            # the leg and its reference start again from the fixed leg's beta = 1 replica
+            self._start_variational(replicas.x[-1].copy())
 
     def stop_tuning(self):
         self.tune = False

@@ -250,3 +250,26 @@ def test_a_window_that_did_not_move_keeps_the_reference():
     assert legs.refit(moving, 1000).reference is not old
     ratio = legs.log_ratio(np.array([-np.inf, -np.inf, 1.0]), np.array([-np.inf, 0.0, 2.0]))
     np.testing.assert_array_equal(ratio, [-np.inf, -np.inf, -1.0])
+
+
+def test_reset_tuning_mid_chain_restarts_the_variational_leg():
+    """``reset_tuning()`` between steps (a user's call; PyMC calls it only before the first step)
+    restarts the leg and its reference from the fixed leg's ``beta = 1`` replica: the next step
+    runs, the reference is fitted afresh and the leg's rungs hold finite densities of the new q."""
+    from pymc_tempering.kernels.reference import reference_logpdf
+
+    X, y = _data()
+    with regression(X, y):
+        step = pmt.ExchangeMC(reference="variational", n_rungs=4)
+    step.setup_chain(np.random.default_rng(0), tune=100, draws=10)
+    point = DictToArrayBijection.map({"w": np.zeros(X.shape[1])})
+    for _ in range(5):
+        step.astep(point)
+    step.reset_tuning()
+    assert step.sweep == 0 and step.reference_fit is not None
+    top = step.replicas.x[-1]
+    np.testing.assert_array_equal(step.variational.replicas.x[-1], top)
+    q, _ = step.astep(point)
+    leg = step.variational.replicas
+    assert np.all(np.isfinite(leg.logprior)) and np.all(np.isfinite(q.data))
+    np.testing.assert_allclose(leg.logprior, reference_logpdf(step.reference_fit.reference, leg.x))
