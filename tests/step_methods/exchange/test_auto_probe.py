@@ -31,7 +31,8 @@ def probe_of(x, g):
 
 
 def correlated(rng, d):
-    """A non-round covariance (condition number in the hundreds) and its precision."""
+    """A non-round covariance (eigenvalues from 0.05 up, ``d x d`` Wishart / d plus 0.05 I)
+    and its precision."""
     a = rng.normal(size=(d, d))
     cov = a @ a.T / d + 0.05 * np.eye(d)
     return cov, np.linalg.inv(cov)
@@ -58,8 +59,8 @@ def test_the_score_is_unbiased_for_the_fisher_mismatch_at_few_draws_per_dimensio
     1 + tr(C P) / d = 2. Given the draws the regression's residual sum of squares has
     expectation (n - d - 1) P exactly, so (score - 1) / (tr(S_x P) / d) has expectation 1
     (S_x the draws' sample covariance); its mean over 500 probes of 50 draws is within 4 MCSE
-    of 1. The (n - 1)-normalised residual scaled by n / (n - d - 1) (before) reads n / (n - 1)
-    = 1.0204 in expectation, 5-7 MCSE off; without the scaling 0.58 (d = 20)."""
+    of 1. The (n - 1)-normalised residual scaled by n / (n - d - 1) (before) has expectation
+    n / (n - 1) = 1.0204 here; without the correction (n - d - 1) / (n - 1) = 0.59 (d = 20)."""
     rng = np.random.default_rng(100 + d)
     cov, prec = correlated(rng, d)
     chol_x, chol_g = np.linalg.cholesky(cov), np.linalg.cholesky(prec)
@@ -388,9 +389,9 @@ def test_the_probe_reads_the_top_rungs_draw_every_other_sweep_of_its_window():
 
 def test_the_probe_differences_with_steps_relative_to_the_top_rungs_scales():
     """Step GRADIENT_STEP * the top rung's per-parameter scales; the forward difference of the
-    beta = 1 density, exact for this Gaussian up to h_j H_jj / 2 (rounding about 1e-9:
-    |log p| ~ 30 times 2e-16 over h ~ 5e-6; a step not scaled by the rung's scale (0.5-0.9)
-    moves it by 1e-4)."""
+    beta = 1 density, exact for this Gaussian up to h_j H_jj / 2 and rounding (|log p| ~ 30
+    times 2e-16 over h ~ 1e-6: about 1e-8). A step not scaled by the rung's scales (well
+    below 1 here) moves it by (1e-5 - h_j) H_jj / 2, 1e-4 and more."""
     _, _, reads, _ = spied_run()
     for _, x_top, h, scale, _, grad in reads:
         np.testing.assert_array_equal(h[0], sampler.GRADIENT_STEP * scale)
