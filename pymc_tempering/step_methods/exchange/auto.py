@@ -142,8 +142,10 @@ def probe_update(probe: Probe, x_top, grad_top) -> Probe:
 
 def gaussianity(probe: Probe) -> float:
     """``1 + tr(S_x R) / d``, ``R = S_g - S_gx S_x^-1 S_xg`` the gradients' covariance left
-    unexplained by a linear function of the draws (scaled by ``n / (n - d - 1)`` for the
-    ``d + 1`` coefficients fitted); NaN with ``n <= d + 2`` draws or a singular ``S_x``.
+    unexplained by a linear function of the draws (the residual sum of squares over ``n - 1``,
+    scaled by ``(n - 1) / (n - d - 1)`` for the ``d + 1`` coefficients fitted: unbiased where
+    the residual is independent of the draws); NaN with ``n <= d + 2`` draws or a singular
+    ``S_x``.
 
     For any smooth density ``Cov(g, x) = -I``, so in expectation this is the Fisher mismatch
     ``tr(Cov(x) Cov(g)) / d``: 1 for a Gaussian, more for anything else. Estimated through
@@ -158,7 +160,7 @@ def gaussianity(probe: Probe) -> float:
         explained = s_xg.T @ np.linalg.solve(s_x, s_xg)
     except np.linalg.LinAlgError:
         return np.nan
-    score = 1.0 + np.sum(s_x * (s_g - explained).T) / d * n / (n - d - 1)
+    score = 1.0 + np.sum(s_x * (s_g - explained).T) / d * (n - 1) / (n - d - 1)
     return float(score) if np.isfinite(score) else np.nan
 
 
