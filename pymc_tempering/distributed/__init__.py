@@ -7,13 +7,17 @@
 - :mod:`.streams`: each replica's random stream from the seed and its index;
 - :mod:`.datatree`: the DataTree, as pm.sample builds it.
 
-Guide: ``docs/guide/distributed.md``.
+The namespace lists only the public names (``dir()``, ``__all__``); the modules above are
+imported from their own paths (``pymc_tempering.distributed.coordinator``). Guide:
+``docs/guide/distributed.md``.
 """
 
-from pymc_tempering.distributed.run import (
-    DistributedCostWarning,
-    WorkerLostError,
-    sample_tempered,
-)
+from pymc_tempering._util.lazy import lazy_namespace
 
-__all__ = ["sample_tempered", "DistributedCostWarning", "WorkerLostError"]
+_NAMES = {
+    "sample_tempered": "distributed.run:sample_tempered",
+    "DistributedCostWarning": "distributed.run:DistributedCostWarning",
+    "WorkerLostError": "distributed.run:WorkerLostError",
+}
+
+__getattr__, __dir__, __all__ = lazy_namespace(__name__, _NAMES)

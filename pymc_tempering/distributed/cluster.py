@@ -14,8 +14,9 @@ __all__ = ["worker_addresses", "payload", "start_blocks"]
 
 
 def worker_addresses(client, n_workers=None) -> list[str]:
-    """The addresses of the workers a run uses (sorted; the first ``n_workers``), or a
-    ValueError saying what to do."""
+    """The addresses of the workers a run uses (sorted; the first ``n_workers``), or an error
+    saying what to do: ``client`` not a Client (TypeError), closed or without workers, too few
+    workers for ``n_workers`` (ValueError)."""
     try:
         from distributed import Client
     except ImportError as err:  # pragma: no cover - dask is a dependency of compare_models
@@ -25,6 +26,14 @@ def worker_addresses(client, n_workers=None) -> list[str]:
         raise TypeError(
             f"`client` must be a dask.distributed.Client (e.g. Client(LocalCluster(...))), got "
             f"{type(client).__name__}."
+        )
+    if client.status != "running":
+        raise ValueError(
+            f"`client` is not running (its status is {client.status!r}): it was closed, by "
+            "client.close() or at the end of its `with Client(...)` block, or its scheduler is "
+            "gone, so no worker can be reached. Pass a running client, e.g. call the sampler "
+            "inside `with LocalCluster(n_workers=4, threads_per_worker=1) as cluster, "
+            "Client(cluster) as client:`, or connect a new one with Client(scheduler_address)."
         )
     workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
     if not workers:

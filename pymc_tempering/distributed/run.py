@@ -68,7 +68,7 @@ def sample_tempered(
     model : pm.Model or callable, optional
         The model (default: the one in context), or a zero-argument function building it.
     client : dask.distributed.Client
-        Its workers hold the replicas (one thread each).
+        A running client (not closed); its workers hold the replicas (one thread each).
     draws, tune : int, default 1000
         Recorded sweeps, and tuning sweeps (one proposal scale per rung) before them.
     betas, n_rungs, ladder
@@ -94,7 +94,8 @@ def sample_tempered(
     WorkerLostError
         A worker died; its ``idata`` keeps the finished draws and a checkpoint to continue.
     ValueError, TypeError
-        No workers, a model that cannot be pickled, bad arguments.
+        A closed client or one without workers, a model that cannot be pickled, bad
+        arguments.
     """
     built, shipped = model_and_payload(model)
     betas = _ladder(built, betas, n_rungs, ladder)

@@ -11,10 +11,11 @@ import pymc as pm
 import pytest
 import scipy.stats
 import targets
-from helpers import SAMPLE_KWARGS
+from helpers import SAMPLE_KWARGS, batch_means_mcse
 
 import pymc_tempering.distributed as pmd
 from pymc_tempering.diagnostics.summary import tempering_summary
+from pymc_tempering.distributed import checkpoint, coordinator, run
 from pymc_tempering.evidence.tempered import thermodynamic_integration
 from pymc_tempering.step_methods.exchange import ExchangeMC
 
@@ -54,6 +55,17 @@ def _short(client, n_workers, seed=3):
     )  # fmt: skip
 
 
+def rung_sd(betas, x=X):
+    """sd of mu under prior * lik ** beta for the lecture model (prior sd 1)."""
+    return 1.0 / np.sqrt(1.0 + np.asarray(betas) * x.size)
+
+
+def rw_accept(scale, sd):
+    """Mean acceptance of a random walk with N(0, scale^2) steps on a Gaussian of sd ``sd``,
+    at stationarity: (2 / pi) arctan(2 sd / scale)."""
+    return 2.0 / np.pi * np.arctan(2.0 * sd / scale)
+
+
 @pytest.mark.filterwarnings("ignore::pymc_tempering.distributed.DistributedCostWarning")
 @pytest.mark.parametrize("seed", [3, 11])
 def test_same_draws_with_1_2_and_4_workers(client, seed):
@@ -66,6 +78,10 @@ def test_same_draws_with_1_2_and_4_workers(client, seed):
         for name in names:
             np.testing.assert_array_equal(other.sample_stats[name], runs[0].sample_stats[name])
     assert [r.sample_stats.attrs["n_workers"] for r in runs] == [1, 2, 4]
+    # 60 draws after 40 tuning sweeps
+    assert runs[0].posterior.sizes["draw"] == 60
+    assert runs[0].sample_stats.attrs["tuning_steps"] == 40
+    assert checkpoint.read(runs[0])["coordinator"].sweep == 100
 
 
 def test_ti_within_4_mcse_of_exact(long_run):
@@ -91,6 +107,43 @@ def test_law_matches_a_local_exchangemc_run(long_run):
         assert abs(z) < 4, z
 
 
+def test_each_rung_is_tuned_and_moves_with_its_own_scale(long_run):
+    """Per-rung tuning, seen from the run's stats: each rung's scale is fixed after tuning;
+    its mean acceptance is the closed-form rate of that scale on the rung's Gaussian within
+    4 MCSE (the scale recorded for a rung is the one its replicas moved with), and that rate
+    is within 4 sd of the one-dimensional target 0.44, the sd of Robbins-Monro with gains
+    (t + 1) ** -0.6 after ``tune`` steps: gain * Sigma * |d rate / d log scale| / 2, Sigma the
+    long-run variance of the acceptance (from the draws)."""
+    scaling = long_run.sample_stats["rung_scaling"].values[0]
+    accept = long_run.sample_stats["rung_accept"].values[0]
+    np.testing.assert_array_equal(scaling, np.broadcast_to(scaling[0], scaling.shape))
+    sd = rung_sd(long_run.sample_stats["betas"].values[0, 0])
+    rate = rw_accept(scaling[0], sd)
+    mcse = np.array([batch_means_mcse(accept[:, k]) for k in range(N_RUNGS)])
+    z = (accept.mean(axis=0) - rate) / mcse
+    assert np.all(np.abs(z) < 4), z
+    ratio = 2.0 * sd / scaling[0]
+    slope = 2.0 / np.pi * ratio / (1.0 + ratio**2)
+    sigma = LONG["draws"] * mcse**2
+    tolerance = 4 * np.sqrt(LONG["tune"] ** -coordinator.GAIN_EXPONENT * sigma * slope / 2)
+    assert np.all(np.abs(rate - 0.44) < tolerance), (rate, tolerance)
+
+
+def test_without_tuning_every_rung_keeps_the_dimensions_scale(client):
+    """``tune=0`` is a run: every rung moves with 2.38 / sqrt(d), d = 3 parameters; the cost
+    warning, after sweep 20, points at the caller's line."""
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 1.0, shape=3)
+        pm.Normal("y", mu, 1.0, observed=np.array([0.3, -0.2, 1.1]))
+    with pytest.warns(pmd.DistributedCostWarning) as caught:
+        idata = pmd.sample_tempered(model, client=client, draws=20, tune=0, n_rungs=4,
+                                    random_seed=2, n_workers=1, progressbar=False)  # fmt: skip
+    assert [w.filename for w in caught] == [__file__]
+    np.testing.assert_allclose(idata.sample_stats["rung_scaling"], 2.38 / np.sqrt(3), rtol=1e-12)
+    assert idata.posterior.sizes["draw"] == 20
+    assert checkpoint.read(idata)["n_params"] == 3
+
+
 def test_readers_work_on_a_distributed_run(long_run):
     summary = tempering_summary(long_run)
     assert summary.sizes["rung"] == N_RUNGS
@@ -104,6 +157,18 @@ def test_client_without_workers_is_refused():
     with cluster, distributed.Client(cluster) as empty:
         with pytest.raises(ValueError, match="no workers.*wait_for_workers"):
             pmd.sample_tempered(targets.lecture_model(X), client=empty)
+
+
+def test_a_closed_client_is_refused_with_the_fix():
+    """Not ``RuntimeError: IOLoop is closed`` from inside distributed: the argument and the
+    fix."""
+    cluster = distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0")
+    with cluster:
+        closed = distributed.Client(cluster)
+        closed.close()
+        match = r"`client` is not running.*'closed'.*Client\(cluster\)"
+        with pytest.raises(ValueError, match=match):
+            pmd.sample_tempered(targets.lecture_model(X), client=closed, progressbar=False)
 
 
 def test_a_model_that_cannot_be_pickled_is_refused(client):
@@ -132,3 +197,65 @@ def test_bad_arguments_name_the_argument(client, kwargs, match):
     kwargs = {"client": client, "progressbar": False, **kwargs}
     with pytest.raises((ValueError, TypeError), match=match):
         pmd.sample_tempered(targets.lecture_model(X), **kwargs)
+
+
+def flat_model():
+    with pm.Model() as model:
+        mu = pm.Flat("mu")
+        pm.Normal("x", mu, 1.0, observed=X)
+    return model
+
+
+def discrete_model():
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 1.0)
+        k = pm.Poisson("k", 3.0)
+        pm.Normal("x", mu + k, 1.0, observed=X)
+    return model
+
+
+@pytest.mark.parametrize(
+    ("model", "kwargs", "error", "match"),
+    [
+        (flat_model, {}, ValueError, "improper priors.*`betas=` starting above 0"),
+        # above beta = 0 an improper prior is fine: the next check is the client's
+        (flat_model, {"betas": [0.01, 0.1, 1.0]}, TypeError, "dask.distributed.Client"),
+        (discrete_model, {}, ValueError, r"\['k'\] are discrete.*ExchangeMC"),
+        (lambda: targets.lecture_model(X), {"init": "adapt_diag"}, ValueError, "`init`"),
+        (lambda: targets.lecture_model(X), {"tune": -1}, ValueError, "`tune`"),
+        (lambda: targets.lecture_model(X), {"draws": True}, ValueError, "`draws`"),
+    ],
+    ids=["improper-at-0", "improper-above-0", "discrete", "init", "tune", "draws-bool"],
+)
+def test_models_and_arguments_are_checked_before_the_cluster(model, kwargs, error, match):
+    """These checks need no cluster: they run before the client is used."""
+    with pytest.raises(error, match=match):
+        pmd.sample_tempered(model(), client=None, **kwargs)
+
+
+def _timing(round_ms, compute_ms, coordinator_ms, sweeps=run.COST_CHECK_SWEEPS):
+    return coordinator.Timing(rounds=round_ms * sweeps / 1e3, compute=compute_ms * sweeps / 1e3,
+                              coordinator=coordinator_ms * sweeps / 1e3, sweeps=sweeps)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("round_ms", "compute_ms", "coordinator_ms", "warns"),
+    [
+        (12.0, 10.0, 0.5, False),  # a round is the densities plus 2 ms: distribution pays
+        (4.0, 1.0, 0.5, True),  # 3 ms of messages per 1 ms of densities
+        (4.0, 2.0, 0.5, True),  # overhead 2.5 ms just above the 2 ms of densities
+        (4.0, 2.0, 0.0, False),  # overhead 2 ms equal to the densities: no warning
+    ],
+)
+def test_the_cost_warning_compares_overhead_with_density_time(
+    round_ms, compute_ms, coordinator_ms, warns
+):
+    """Overhead = round - slowest block's compute + coordinator, judged once, after
+    COST_CHECK_SWEEPS sweeps."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for sweeps in (run.COST_CHECK_SWEEPS - 1, run.COST_CHECK_SWEEPS, run.COST_CHECK_SWEEPS + 1):
+            run._cost_check(_timing(round_ms, compute_ms, coordinator_ms, sweeps), 2)
+    assert [issubclass(w.category, pmd.DistributedCostWarning) for w in caught] == [True] * warns
