@@ -187,12 +187,16 @@ def test_the_disagreement_threshold_at_its_edge():
 @pytest.mark.parametrize(("weight", "repeated"), [(0.09, False), (0.11, True)])
 def test_the_flagged_leg_weight_at_its_edge(weight, repeated):
     """A flagged prior leg carrying 9% or 11% of the weight (MCSE 0.1 on the other leg):
-    FLAGGED_LEG_WEIGHT is 0.1."""
+    FLAGGED_LEG_WEIGHT is 0.1. The other estimator's flag (stepping stone's prior leg, half the
+    weight) is its own: it is repeated on its row, never on thermodynamic integration's."""
     flag = "thermodynamic_integration (prior leg): the estimate may not be trustworthy: x."
+    other = "stepping_stone (prior leg): the estimate may not be trustworthy: y."
     prior_mcse = 0.1 * np.sqrt(1 / weight - 1)
     out = combine_legs(
-        _table([1.0, 2.0], [prior_mcse, 0.2], texts=(flag, "")), _table([1.0, 2.0], [0.1, 0.2])
+        _table([1.0, 2.0], [prior_mcse, 0.2], texts=(flag, other)), _table([1.0, 2.0], [0.1, 0.2])
     )
+    ss = str(out["warning"].sel(estimator="stepping_stone", leg="combined").values)
+    assert "the prior leg carries 50% of the weight and is flagged (stepping_stone" in ss, ss
     ti = out.sel(estimator="thermodynamic_integration")
     assert float(ti["weight"].sel(leg="prior")) == pytest.approx(weight, rel=1e-12)
     text = str(ti["warning"].sel(leg="combined").values)
