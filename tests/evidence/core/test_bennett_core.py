@@ -184,3 +184,16 @@ def test_error_bars_match_the_spread_over_replicates(estimator, reps, rho):
     ratio = spread / mcse.mean(axis=0)
     assert np.all((low < ratio) & (ratio < high)), (ratio, low, high)
     assert np.all(np.abs(estimates.mean(axis=0) - truth) < 4 * spread / np.sqrt(reps))
+
+
+@pytest.mark.parametrize("estimator", [ar.bar, ar.mbar])
+def test_each_draws_term_follows_its_draw(estimator):
+    """Reordering chains and draws reorders the per-draw terms in the same way (the estimate
+    does not depend on the order). A term filed under another draw's (chain, draw) slot keeps
+    the MCSE of stationary chains nearly right, yet mixes chains, which the between-chain part
+    of the MCSE and any per-chain reading of the terms rely on."""
+    ll = gauss_draws(GAUSS_BETAS, np.random.default_rng(SEED_REPLICATES), (3, 40), rho=0.5)
+    order = [2, 0, 1]
+    fit, moved = estimator(GAUSS_BETAS, ll), estimator(GAUSS_BETAS, ll[order, ::-1])
+    np.testing.assert_allclose(moved.log_z, fit.log_z, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(moved.terms, fit.terms[order, ::-1], rtol=0, atol=1e-9)
