@@ -260,10 +260,15 @@ def leg_problems(legs, values, mcses, weights, leg_warnings) -> list[str]:
         scale = float(np.hypot(ma, mb))
         gap = abs(va - vb)
         if not gap <= LEG_DISAGREEMENT_Z * scale:
+            beyond = (  # two exact legs (MCSE 0) have no MCSE of their difference to divide by
+                f"{gap / scale:.1f} times the MCSE of their difference (more than "
+                f"{LEG_DISAGREEMENT_Z:g})"
+                if scale > 0
+                else "though both are exact (MCSE 0)"
+            )
             problems.append(
                 f"the {a} leg gives {va:.4f} +- {ma:.2g} and the {b} leg {vb:.4f} +- {mb:.2g}: "
-                f"{gap:.3g} apart, {gap / scale:.1f} times the MCSE of their difference (more "
-                f"than {LEG_DISAGREEMENT_Z:g}), so at least one leg is biased and so is their "
+                f"{gap:.3g} apart, {beyond}, so at least one leg is biased and so is their "
                 "combination; read each leg's warning and pmt.tempering_summary(idata, "
                 "leg=...), and rerun with more tune and draws (more rungs on the leg whose "
                 "swaps are rare: n_rungs, or n_rungs_variational in step_kwargs); on a "

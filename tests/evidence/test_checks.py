@@ -439,3 +439,74 @@ def test_every_reader_adds_the_caveat_once_from_the_stat(support_run):
         assert checks.EVIDENCE_LADDER_CAVEAT not in _quiet(estimator, idata).attrs["warning"]
         warning = _quiet(estimator, marked).attrs["warning"]
         assert warning.count(checks.EVIDENCE_LADDER_CAVEAT) == 1, estimator.__name__
+
+
+# --- the two legs' checks (leg_problems), at their edges (issue 39) --------------------------
+
+LEGS = ("prior", "variational")
+FLAG = "thermodynamic_integration (prior leg): the estimate may not be trustworthy: x."
+# the constants the guide states, written out: a changed constant in checks.py fails here
+LEG_DISAGREEMENT_Z, FLAGGED_LEG_WEIGHT = 3.0, 0.1
+
+
+def test_legs_disagree_just_beyond_three_mcse_of_their_difference():
+    """MCSEs 0.375 and 0.5 (binary fractions: the MCSE of the difference is 0.625 exactly, so
+    3 of them are 1.875 exactly): at the edge the legs agree, one ulp beyond they do not."""
+    assert checks.LEG_DISAGREEMENT_Z == LEG_DISAGREEMENT_Z
+    mcses, weights = (0.375, 0.5), (0.36, 0.64)
+    edge = LEG_DISAGREEMENT_Z * 0.625
+    assert checks.leg_problems(LEGS, (0.0, edge), mcses, weights, ("", "")) == []
+    assert checks.leg_problems(LEGS, (edge, 0.0), mcses, weights, ("", "")) == []
+    (found,) = checks.leg_problems(LEGS, (0.0, np.nextafter(edge, 2.0)), mcses, weights, ("", ""))
+    assert "the prior leg gives 0.0000 +- 0.38 and the variational leg 1.8750 +- 0.5" in found
+    assert "3.0 times the MCSE of their difference (more than 3)" in found, found
+    assert "own warning" not in found  # neither leg is flagged
+
+
+def test_a_flagged_leg_is_repeated_just_above_its_weight_limit():
+    assert checks.FLAGGED_LEG_WEIGHT == FLAGGED_LEG_WEIGHT
+    values, mcses = (1.0, 1.0), (0.3, 0.1)
+    for weight, repeated in ((FLAGGED_LEG_WEIGHT, False), (np.nextafter(0.1, 1.0), True)):
+        found = checks.leg_problems(LEGS, values, mcses, (weight, 1 - weight), (FLAG, ""))
+        assert _flagged(found, "the prior leg carries 10% of the weight and is flagged") is repeated
+        assert len(found) == repeated, found
+    # the weight read is the flagged leg's own, not the other's
+    assert checks.leg_problems(LEGS, values, mcses, (0.05, 0.95), ("", FLAG)) != []
+    assert checks.leg_problems(LEGS, values, mcses, (0.95, 0.05), ("", FLAG)) == []
+
+
+def test_a_disagreement_names_the_flagged_leg():
+    found = checks.leg_problems(LEGS, (0.0, 1.0), (0.1, 0.1), (0.5, 0.5), ("", FLAG))
+    assert found[0].endswith("(the variational leg's own warning names a cause)"), found
+    assert "the variational leg carries 50% of the weight and is flagged" in found[1]
+    assert len(found) == 2
+
+
+@pytest.mark.parametrize(
+    ("value", "mcse"), [(np.nan, 0.1), (np.inf, 0.1), (1.0, np.nan), (1.0, np.inf), (1.0, -0.1)]
+)
+def test_a_leg_without_an_error_bar_is_named_and_not_compared(value, mcse):
+    """No estimate, or no finite non-negative MCSE: named, with the leg the combination keeps;
+    no disagreement is computed from it."""
+    (found,) = checks.leg_problems(LEGS, (value, 1.0), (mcse, 0.1), (0.0, 1.0), ("", ""))
+    assert found.startswith("the prior leg gave no estimate with a finite error bar"), found
+    assert "the combination is the variational leg alone" in found and "apart" not in found
+    (found,) = checks.leg_problems(LEGS, (1.0, value), (0.1, mcse), (1.0, 0.0), ("", ""))
+    assert found.startswith("the variational leg gave no estimate") and "prior leg alone" in found
+
+
+def test_an_exact_leg_has_an_error_bar():
+    """MCSE 0 (an exact value) is an error bar: the legs are compared against the other's MCSE
+    alone (2.5 of it apart: agreeing; 3.5: not)."""
+    assert checks.leg_problems(LEGS, (1.0, 1.25), (0.0, 0.1), (1.0, 0.0), ("", "")) == []
+    (found,) = checks.leg_problems(LEGS, (1.0, 1.35), (0.0, 0.1), (1.0, 0.0), ("", ""))
+    assert "3.5 times the MCSE of their difference" in found
+
+
+def test_two_exact_legs_that_differ_say_so_without_a_runtime_warning():
+    """Both MCSEs 0 and different values: no MCSE of the difference to divide by."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        (found,) = checks.leg_problems(LEGS, (1.0, 1.5), (0.0, 0.0), (0.5, 0.5), ("", ""))
+        assert checks.leg_problems(LEGS, (1.0, 1.0), (0.0, 0.0), (0.5, 0.5), ("", "")) == []
+    assert "0.5 apart, though both are exact (MCSE 0)" in found and "inf" not in found, found

@@ -101,6 +101,111 @@ def test_a_flagged_leg_is_repeated_where_it_carries_weight(prior_mcse, repeated)
     assert bool(text) is repeated
 
 
+def test_an_exact_leg_takes_all_the_weight():
+    """A leg with MCSE 0 is an exact value: it takes all the weight, the combination is that
+    value with MCSE 0, and ESS and discretisation error are those of the legs used (the unused
+    leg's ESS is the smaller and its error the larger, so mixing them in shows)."""
+    prior = _table([1.0, 2.0], [0.0, 0.2], ess=(500.0, 30.0), errors=(0.02, 0.7))
+    variational = _table([1.25, 2.1], [0.1, 0.0], ess=(40.0, 300.0), errors=(0.3, 0.01))
+    out = combine_legs(prior, variational)
+    for name, weights, value, ess, error in (
+        ("thermodynamic_integration", [1.0, 0.0, 1.0], 1.0, 500.0, 0.02),
+        ("stepping_stone", [0.0, 1.0, 1.0], 2.1, 300.0, 0.01),
+    ):
+        row = out.sel(estimator=name)
+        np.testing.assert_array_equal(row["weight"].values, weights)
+        assert float(row["log_marginal_likelihood"][2]) == value
+        assert float(row["mcse"][2]) == 0.0
+        assert float(row["ess"][2]) == ess, name
+        assert float(row["discretisation_error"][2]) == pytest.approx(error, rel=1e-12), name
+        # 0.25 and 0.1 apart against MCSEs of their difference 0.1 and 0.2: agreeing, and an
+        # exact leg is not a leg without an error bar
+        assert not str(row["warning"][2].values), str(row["warning"][2].values)
+
+
+def test_two_exact_legs_share_the_weight_and_must_agree():
+    """Both MCSEs 0: equal weights; equal values agree, different ones are named (without a
+    RuntimeWarning from the MCSE 0 of their difference)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        agree = combine_legs(_table([1.0, 2.0], [0.0, 0.0]), _table([1.0, 2.5], [0.0, 0.0]))
+    np.testing.assert_array_equal(agree["weight"].values, [[0.5, 0.5, 1.0]] * 2)
+    np.testing.assert_array_equal(agree["log_marginal_likelihood"].values[:, 2], [1.0, 2.25])
+    np.testing.assert_array_equal(agree["mcse"].values[:, 2], [0.0, 0.0])
+    texts = agree["warning"].sel(leg="combined").values
+    assert not texts[0] and "0.5 apart, though both are exact (MCSE 0)" in texts[1], texts
+
+
+@pytest.mark.parametrize(
+    ("value", "mcse"),
+    [(1.0, np.nan), (1.0, np.inf), (1.0, -0.1), (np.nan, 0.3), (np.inf, 0.3), (np.nan, 0.0)],
+)
+def test_a_leg_without_a_usable_estimate_gets_no_weight(value, mcse):
+    """NaN, infinite or negative MCSE, or a non-finite estimate: the prior leg gets weight 0,
+    and the combination is the variational leg's value, MCSE, ESS (not the smaller ESS of the
+    unused leg) and discretisation error (NaN: not the unused leg's)."""
+    prior = _table([value, 2.0], [mcse, 0.2], ess=(20.0, 300.0), errors=(0.5, np.nan))
+    variational = _table([1.1, 2.0], [0.1, 0.2], ess=(400.0, 300.0), errors=(np.nan, np.nan))
+    ti = combine_legs(prior, variational).sel(estimator="thermodynamic_integration")
+    np.testing.assert_array_equal(ti["weight"].values, [0.0, 1.0, 1.0])
+    assert float(ti["log_marginal_likelihood"][2]) == 1.1 and float(ti["mcse"][2]) == 0.1
+    assert float(ti["ess"][2]) == 400.0
+    assert np.isnan(float(ti["discretisation_error"][2]))
+    text = str(ti["warning"][2].values)
+    assert "the prior leg gave no estimate with a finite error bar" in text, text
+    assert "the combination is the variational leg alone" in text and "apart" not in text, text
+
+
+def test_the_unused_legs_discretisation_error_is_left_out():
+    """The used leg has a discretisation error (0.01), the unused one a larger one (0.5)."""
+    prior = _table([1.0, 2.0], [np.nan, 0.2], errors=(0.5, np.nan))
+    variational = _table([1.1, 2.0], [0.1, 0.2], errors=(0.01, np.nan))
+    ti = combine_legs(prior, variational).sel(estimator="thermodynamic_integration")
+    assert float(ti["discretisation_error"][2]) == 0.01
+
+
+def test_the_ladder_start_is_the_later_legs():
+    """A leg whose ladder starts above 0 estimates log Z(1) - log Z(start), so the combination
+    carries the larger start (which the caller's check reports), whichever leg it is."""
+    for starts in ((0.0, 0.02), (0.02, 0.0)):
+        prior, variational = _table([1.0, 2.0], [0.1, 0.2]), _table([1.0, 2.0], [0.1, 0.2])
+        prior.attrs["ladder_start"], variational.attrs["ladder_start"] = starts
+        assert combine_legs(prior, variational).attrs["ladder_start"] == 0.02
+    del prior.attrs["ladder_start"]
+    assert combine_legs(prior, variational).attrs["ladder_start"] == 0.0
+
+
+def test_the_disagreement_threshold_at_its_edge():
+    """MCSEs 0.375 and 0.5 (binary fractions: the MCSE of their difference is 0.625 exactly):
+    legs 3 x 0.625 = 1.875 apart agree, one ulp further they disagree."""
+    for gap, fires in ((1.875, False), (np.nextafter(1.875, 2.0), True)):
+        out = combine_legs(_table([0.0, 0.0], [0.375, 0.1]), _table([gap, 0.0], [0.5, 0.1]))
+        text = str(out["warning"].sel(estimator="thermodynamic_integration", leg="combined").values)
+        assert ("3.0 times the MCSE of their difference (more than 3)" in text) is fires, text
+
+
+@pytest.mark.parametrize(("weight", "repeated"), [(0.09, False), (0.11, True)])
+def test_the_flagged_leg_weight_at_its_edge(weight, repeated):
+    """A flagged prior leg carrying 9% or 11% of the weight (MCSE 0.1 on the other leg):
+    FLAGGED_LEG_WEIGHT is 0.1. The other estimator's flag (stepping stone's prior leg, half the
+    weight) is its own: it is repeated on its row, never on thermodynamic integration's."""
+    flag = "thermodynamic_integration (prior leg): the estimate may not be trustworthy: x."
+    other = "stepping_stone (prior leg): the estimate may not be trustworthy: y."
+    prior_mcse = 0.1 * np.sqrt(1 / weight - 1)
+    out = combine_legs(
+        _table([1.0, 2.0], [prior_mcse, 0.2], texts=(flag, other)), _table([1.0, 2.0], [0.1, 0.2])
+    )
+    ss = str(out["warning"].sel(estimator="stepping_stone", leg="combined").values)
+    assert "the prior leg carries 50% of the weight and is flagged (stepping_stone" in ss, ss
+    ti = out.sel(estimator="thermodynamic_integration")
+    assert float(ti["weight"].sel(leg="prior")) == pytest.approx(weight, rel=1e-12)
+    text = str(ti["warning"].sel(leg="combined").values)
+    assert (
+        f"the prior leg carries {weight:.0%} of the weight and is flagged (" in text
+    ) is repeated
+    assert bool(text) is repeated, text
+
+
 def test_one_estimators_results_combine_and_mismatches_are_refused():
     legs = legs_of(two_leg_run())
     with warnings.catch_warnings():
