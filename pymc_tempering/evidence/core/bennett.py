@@ -325,11 +325,11 @@ def mbar(betas, loglik) -> LadderFit:
     start = bar(betas, loglik).log_z
     f = _binned_solution(betas, binned, np.where(np.isfinite(start), start, 0.0), n)
     _, jac = _binned_equations(betas, binned, f)
-    for _ in range(_EXACT_PASSES):
+    for last in range(_EXACT_PASSES - 1, -1, -1):
         per_draw = _mbar_sums(betas, flat, f)
         step = np.linalg.lstsq(jac, per_draw[:, 1:].sum(axis=0) - n, rcond=None)[0]
         converged = np.max(np.abs(step)) < _STEP_TOL
-        if converged:
+        if converged or not last:  # the influence terms below take this step from these sums
             break
         f[1:] -= step
     # f + influence is linear in the per-draw sums at f: its mean is f after one more Newton
