@@ -95,3 +95,20 @@ def test_observed_data_keep_their_own_message():
     with pytest.raises(ValueError, match=r"observed variable: 'y': 1"):
         check_observed_finite(model, "ExchangeMC")
     assert nonfinite_likelihood_data(model) == {}
+
+
+def test_a_prior_parameter_is_not_the_likelihoods_data():
+    """The walk stops at the free variables: a NaN in a prior's parameter is not reported
+    as data the likelihood reads (it is the prior's, checked by PyMC's initial point)."""
+    model = regression(X, prior_mean=np.array(np.nan))
+    assert nonfinite_likelihood_data(model) == {}
+
+
+def test_each_reader_of_a_container_is_named():
+    x = _with_nan(X, at=(1,))
+    with pm.Model() as model:
+        b = pm.Normal("b", 0.0, 1.0)
+        pm.Normal("y", b * x, 1.0, observed=Y)
+        pm.Normal("z", b * x, 2.0, observed=Y)
+    found = nonfinite_likelihood_data(model)
+    assert found == {"an array of shape (25,) written into the model": (1, (1,), ["y", "z"])}
