@@ -70,3 +70,31 @@ def test_changed_graph_parts_names_the_container_as_the_cause(with_data):
     found = changed_graph_parts(saved, model, data=_recorded() if with_data else None)
     assert found.startswith("likelihood")
     assert ("pm.Data ['x']" in found) is with_data
+
+
+def test_a_container_nothing_reads_is_no_change_of_the_graph():
+    """changed_graph_parts names containers only as the cause of a changed part: a pm.Data
+    that no density or deterministic reads changes nothing to continue."""
+    with pm.Model() as model:
+        pm.Data("unused", X)
+        b = pm.Normal("b", 0.0, 1.0)
+        pm.Normal("y", b, 1.0, observed=Y)
+    saved = model_graph_digests(model)
+    tree = xr.DataTree.from_dict({"constant_data": xr.Dataset({"unused": ("u", X)})})
+    with model:
+        pm.set_data({"unused": 2 * X})
+    assert changed_data(tree, model) == ["unused"]
+    assert changed_graph_parts(saved, model, data=tree) == ""
+
+
+def test_complex_data_with_nan_set_again_is_no_change():
+    from types import SimpleNamespace
+
+    import pytensor
+
+    values = np.array([1 + 2j, np.nan, 3 - 1j])
+    model = SimpleNamespace(data_vars=[pytensor.shared(values.copy(), name="c")])
+    tree = xr.DataTree.from_dict({"constant_data": xr.Dataset({"c": ("c_dim_0", values)})})
+    assert changed_data(tree, model) == []
+    model.data_vars[0].set_value(values[::-1].copy())
+    assert changed_data(tree, model) == ["c"]
