@@ -43,7 +43,8 @@ def test_a_set_predictor_or_observation_is_named_with_the_way_back(name, values)
         pmt.continue_sampling(idata, 5, model=model, progressbar=False)
     text = str(error.value)
     assert f"The values of pm.Data [{name!r}] differ from those this run sampled" in text
-    assert "pm.set_data({name: idata.constant_data[name].values}" in text
+    assert "set the data back first: pm.set_data({name: idata.constant_data[name].values}" in text
+    assert "run pm.sample afresh" in text  # or sample the new data
     assert "prior changed" not in text
 
 
