@@ -362,3 +362,9 @@ def wbic_ladder(n_obs, betas=None, n_rungs: int = 32) -> np.ndarray:
         betas[close[0]] = beta_star
         return betas
     return np.sort(np.concatenate([betas, [beta_star]]))
+
+
+def __dir__():
+    """``dir(pmt.ladder)``: the public names (``__all__``) only, no import such as ``np`` and no
+    private helper."""
+    return sorted(__all__)

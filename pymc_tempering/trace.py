@@ -30,6 +30,7 @@ __all__ = [
     "VARIATIONAL_PREFIX",
     "LEGS",
     "explorer_run",
+    "local_moves",
     "has_variational_leg",
     "SGLD_NOISE_STATS",
     "evidence_ladder_run",
@@ -45,9 +46,10 @@ PAIR_STATS = ("swap_accept", "swap_accepted")  # one per neighbouring pair of ru
 # True on every draw of a run whose ladder tuning re-placed the rungs for the evidence
 # (ladder="adaptive", ladder_objective="evidence"): the evidence readers' caveat
 EVIDENCE_LADDER_STAT = "evidence_ladder"
-EXPLORER_STAT = "explorer"  # the local move per rung, as its index in LOCAL_MOVES
+EXPLORER_STAT = "explorer"  # the local move of each draw, as its index in LOCAL_MOVES
 #: the local moves ExchangeMC records in :data:`EXPLORER_STAT` (an int8 code: a string stat
-#: would not keep its dtype through netCDF and the model store)
+#: would not keep its dtype through netCDF and the model store); :func:`local_moves` reads
+#: the names
 LOCAL_MOVES = (
     "rwm+diag",
     "rwm+dense",
@@ -319,6 +321,52 @@ def explorer_run(data) -> str | None:
         return None
     codes = dict.fromkeys(int(v) for v in np.ravel(stats[EXPLORER_STAT].values))
     return ", ".join(LOCAL_MOVES[code] for code in codes)
+
+
+def local_moves(data) -> xr.DataArray:
+    """ExchangeMC's local move of every draw, by name (``"rwm+diag"``, ``"mala+dense"``, ...).
+
+    The sampler stat ``explorer`` holds an int8 code, the move's index in :data:`LOCAL_MOVES`
+    (a string stat would not keep its dtype through netCDF); this reads it as names.
+
+    Parameters
+    ----------
+    data : DataTree or Dataset
+        The result of ``pm.sample(step=pmt.ExchangeMC(...))`` or its ``sample_stats``.
+
+    Returns
+    -------
+    xarray.DataArray
+        Strings with the stat's dims ``(chain, draw)``, named ``explorer``.
+
+    Raises
+    ------
+    ValueError
+        If the stats have no ``explorer`` stat (another sampler, or a run recorded before it
+        existed), or hold a code outside :data:`LOCAL_MOVES`.
+
+    Examples
+    --------
+    >>> pmt.diagnostics.local_moves(idata).isel(draw=-1).values    # doctest: +SKIP
+    array(['mala+dense', 'mala+dense'], dtype='<U17')
+    """
+    stats = _sample_stats(data)
+    if EXPLORER_STAT not in stats:
+        raise ValueError(
+            f"No `{EXPLORER_STAT}` stat in these sample stats: it comes from "
+            "pm.sample(step=pmt.ExchangeMC(...)) (recorded since explorer='auto' became the "
+            "default)."
+        )
+    codes = np.asarray(stats[EXPLORER_STAT].values).astype(np.int64)
+    unknown = sorted({int(c) for c in np.ravel(codes) if not 0 <= c < len(LOCAL_MOVES)})
+    if unknown:
+        raise ValueError(
+            f"The `{EXPLORER_STAT}` stat holds codes {unknown} outside LOCAL_MOVES "
+            f"{LOCAL_MOVES}: recorded by another version of pymc_tempering."
+        )
+    names = np.asarray(LOCAL_MOVES)[codes]
+    return xr.DataArray(names, dims=stats[EXPLORER_STAT].dims, coords=stats[EXPLORER_STAT].coords,
+                        name=EXPLORER_STAT)  # fmt: skip
 
 
 def group(data, name: str, sampler: str = "pmt.SGLD") -> xr.Dataset | None:

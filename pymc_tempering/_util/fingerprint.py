@@ -36,6 +36,7 @@ __all__ = [
     "graph_digest",
     "model_graph_digests",
     "model_logp_graphs",
+    "changed_data",
 ]
 
 _LOGP_GRAPHS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -169,13 +170,49 @@ GRAPH_PARTS = {
 }
 
 
-def changed_graph_parts(saved: dict, model) -> str:
+def changed_graph_parts(saved: dict, model, data=None) -> str:
     """The parts of ``model`` whose :func:`model_graph_digests` differ from the ``saved`` ones
     (parts not saved are not compared), named for a message (``""`` if none): the one rule of
-    every continuation's "another model" check."""
+    every continuation's "another model" check. With ``data`` (the run's DataTree), the
+    ``pm.Data`` containers whose values differ from those it recorded (:func:`changed_data`)
+    are named too, as the cause of the change."""
     given = model_graph_digests(model)
     changed = [part for part in GRAPH_PARTS if part in saved and saved[part] != given[part]]
-    return " and the ".join(GRAPH_PARTS[part] for part in changed)
+    names = " and the ".join(GRAPH_PARTS[part] for part in changed)
+    containers = changed_data(data, model) if data is not None and changed else []
+    if containers:
+        names += f", through the values of pm.Data {containers} (changed since the run)"
+    return names
+
+
+def changed_data(data, model) -> list[str]:
+    """Names of ``model``'s ``pm.Data`` containers whose values differ from those the DataTree
+    ``data`` recorded (its ``constant_data`` group, where ``pm.sample`` keeps every
+    ``pm.Data``), e.g. after ``pm.set_data``: shapes, then values, exactly (NaN equal to NaN;
+    the same numbers in another dtype are the same data). Containers the DataTree did not
+    record are not compared."""
+    try:
+        recorded = data["constant_data"]
+    except (KeyError, TypeError):
+        return []
+    recorded = recorded.to_dataset() if hasattr(recorded, "to_dataset") else recorded
+    changed = []
+    for container in model.data_vars:
+        name = container.name
+        if name not in recorded.data_vars:
+            continue
+        before = np.asarray(recorded[name].values)
+        now = np.asarray(container.get_value(borrow=True))
+        if not _same_values(before, now):
+            changed.append(name)
+    return changed
+
+
+def _same_values(before: np.ndarray, now: np.ndarray) -> bool:
+    if before.shape != now.shape:
+        return False
+    numeric = before.dtype.kind in "biufc" and now.dtype.kind in "biufc"
+    return bool(np.array_equal(before, now, equal_nan=numeric))
 
 
 def model_graph_digests(model) -> dict[str, str]:

@@ -12,7 +12,9 @@ and returns labelled xarray objects, one idea per module:
   :mod:`pymc_tempering.ladder`);
 - :mod:`.summary`: all of it per rung, pair and chain in one Dataset (:func:`tempering_summary`);
 - :mod:`.tempering_group`: the DataTree with a ``tempering`` group (:func:`add_tempering_group`);
-- :mod:`.sgld`: SGLD's sampling threshold and step-size weighted means.
+- :mod:`.sgld`: SGLD's sampling threshold and step-size weighted means;
+- :func:`local_moves` (from :mod:`pymc_tempering.trace`): the local move of every draw by
+  name, from the int8 stat ``explorer``.
 
 Other modules of the package import from those modules, not from here.
 """
@@ -28,6 +30,7 @@ _NAMES = {
     "round_trip_events": "diagnostics.round_trip:round_trip_events",
     "add_tempering_group": "diagnostics.tempering_group:add_tempering_group",
     "tempering_dataset": "trace:tempering_dataset",
+    "local_moves": "trace:local_moves",
     "suggested_n_rungs": "ladder:suggested_n_rungs",
     "sampling_threshold_crossing": "diagnostics.sgld:sampling_threshold_crossing",
     "step_size_weighted_mean": "diagnostics.sgld:step_size_weighted_mean",

@@ -21,7 +21,7 @@ from pymc_tempering.evidence.checks import (
 from pymc_tempering.evidence.core import bennett as kernels
 from pymc_tempering.evidence.core.mcse import mean_mcse as _mcse
 from pymc_tempering.evidence.core.tempered import power_posterior_moments
-from pymc_tempering.evidence.tempered import pool_chains
+from pymc_tempering.evidence.tempered import pool_chains, warn_fixed_leg
 from pymc_tempering.trace import (
     chains,
     evidence_ladder_run,
@@ -86,13 +86,15 @@ def _one_ladder(ds: xr.Dataset, estimator: str, counts: bool = True):
     return result, _problems(ds, betas, loglik, fit, float(ess[-1]), counts)
 
 
-def acceptance_ratio_evidence(data, estimator: str) -> tuple[xr.Dataset, list[str]]:
+def acceptance_ratio_evidence(data, estimator: str, leg=None) -> tuple[xr.Dataset, list[str]]:
     """BAR (``estimator="bar"``) or MBAR (``"mbar"``) without warning: ``(result, problems)``,
     the problems being the texts an :class:`EvidenceWarning` would list (for callers that
-    raise them under their own name, as :func:`pymc_tempering.marginal_likelihood` does)."""
+    raise them under their own name, as :func:`pymc_tempering.marginal_likelihood` does).
+    ``leg`` as :func:`pymc_tempering.trace.tempering_dataset`'s; the leg read is in
+    ``attrs["leg"]``."""
     if estimator not in _NAMES:
         raise ValueError(f"`estimator` must be 'bar' or 'mbar', got {estimator!r}.")
-    ds = tempering_dataset(data)
+    ds = tempering_dataset(data, leg=leg)
     if has_per_chain_ladders(ds):
         parts = list(chains(ds))
         fits = [_one_ladder(one, estimator, counts=False) for one in parts]
@@ -111,17 +113,22 @@ def acceptance_ratio_evidence(data, estimator: str) -> tuple[xr.Dataset, list[st
     else:
         result, problems = _one_ladder(ds, estimator)
     problems = problems + ladder_problems(evidence_ladder_run(data))
-    result.attrs.update(method=_NAMES[estimator], observed_data=observed_fingerprint(data))
+    result.attrs.update(
+        method=_NAMES[estimator],
+        observed_data=observed_fingerprint(data),
+        leg=ds.attrs.get("leg", "prior"),
+    )
     return result, problems
 
 
-def _estimate(data, estimator: str, stacklevel: int) -> xr.Dataset:
-    result, problems = acceptance_ratio_evidence(data, estimator)
+def _estimate(data, estimator: str, stacklevel: int, leg=None) -> xr.Dataset:
+    result, problems = acceptance_ratio_evidence(data, estimator, leg)
+    warn_fixed_leg(data, leg, f"pmt.evidence.{estimator}", stacklevel=stacklevel + 1)
     result.attrs["warning"] = warn(_NAMES[estimator], problems, stacklevel=stacklevel + 1)
     return result
 
 
-def bar(data) -> xr.Dataset:
+def bar(data, leg=None) -> xr.Dataset:
     r"""Log marginal likelihood by Bennett's acceptance ratio between neighbouring rungs.
 
     For each pair :math:`(\beta_l, \beta_u)`, :math:`\Delta = \log Z_{\beta_u} - \log
@@ -137,16 +144,20 @@ def bar(data) -> xr.Dataset:
     data : DataTree or Dataset
         The result of ``pm.sample(step=pmt.ExchangeMC(...))`` (or its ``sample_stats``);
         the ladder must start at ``beta = 0`` for :math:`\log Z` itself.
+    leg : {"prior", "variational"}, optional
+        Which ladder of a two-leg run to read, as for
+        :func:`pymc_tempering.evidence.thermodynamic_integration` (default the fixed leg,
+        with a ``UserWarning`` where ``data`` holds both legs).
 
     Returns
     -------
     xarray.Dataset
         Scalars ``log_marginal_likelihood``, ``mcse``, ``ess``, ``converged``; per rung
         ``log_z`` (:math:`\log Z_\beta`, the whole curve) and ``log_z_mcse`` with coordinate
-        ``beta``. ``attrs``: ``method``, ``ladder_start``, ``warning`` and the observed data's
-        fingerprint, as :func:`pymc_tempering.thermodynamic_integration`'s. Where each chain
-        tuned its own ladder (``ladder="adaptive"``), the per-chain estimates are averaged and
-        the curve is left out.
+        ``beta``. ``attrs``: ``method``, ``ladder_start``, ``warning``, ``leg`` and the
+        observed data's fingerprint, as :func:`pymc_tempering.thermodynamic_integration`'s.
+        Where each chain tuned its own ladder (``ladder="adaptive"``), the per-chain
+        estimates are averaged and the curve is left out.
 
     Warns
     -----
@@ -160,10 +171,10 @@ def bar(data) -> xr.Dataset:
     >>> res = pmt.bar(idata)                                           # doctest: +SKIP
     >>> float(res.log_marginal_likelihood), float(res.mcse)           # doctest: +SKIP
     """
-    return _estimate(data, "bar", stacklevel=2)
+    return _estimate(data, "bar", stacklevel=2, leg=leg)
 
 
-def mbar(data) -> xr.Dataset:
+def mbar(data, leg=None) -> xr.Dataset:
     r"""Log marginal likelihood by MBAR: every rung's draws for every rung's normaliser.
 
     :math:`f_k = \log Z_{\beta_k}` solve :math:`\sum_n p_k(x_n) = N` over the draws of all
@@ -175,7 +186,7 @@ def mbar(data) -> xr.Dataset:
 
     Parameters
     ----------
-    data : DataTree or Dataset
+    data, leg : DataTree or Dataset, {"prior", "variational"}, optional
         As for :func:`bar`.
 
     Returns
@@ -193,4 +204,4 @@ def mbar(data) -> xr.Dataset:
     >>> res = pmt.mbar(idata)                                          # doctest: +SKIP
     >>> res.log_z.plot(x="beta")                                       # doctest: +SKIP
     """
-    return _estimate(data, "mbar", stacklevel=2)
+    return _estimate(data, "mbar", stacklevel=2, leg=leg)

@@ -23,6 +23,7 @@ evidence (:func:`marginal_likelihood`) is in
 Laplace and BIC approximations in :mod:`pymc_tempering.evidence.approximations`.
 """
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -56,6 +57,7 @@ from pymc_tempering.trace import (
     chains,
     evidence_ladder_run,
     has_per_chain_ladders,
+    has_variational_leg,
     tempering_dataset,
 )
 
@@ -69,9 +71,36 @@ __all__ = [
     "EvidenceEstimates",
     "estimate_evidence",
     "ESTIMATORS",
+    "warn_fixed_leg",
 ]
 
 ESTIMATORS = ("thermodynamic_integration", "stepping_stone")
+
+
+def warn_fixed_leg(data, leg, function: str, stacklevel: int = 2) -> None:
+    """Warn that ``function`` read the fixed leg of a two-leg run when no ``leg`` was chosen.
+
+    ``ExchangeMC(reference="variational")`` records two ladders to the same posterior; the
+    evidence readers read the fixed one (from the prior) unless told otherwise, as
+    :func:`pymc_tempering.trace.tempering_dataset` does, and record it in ``attrs["leg"]``.
+    The variational leg is often far more precise, so a reader that was given the whole run
+    and no ``leg`` says which it read and how to read the other or both.
+    """
+    if leg is not None or not has_variational_leg(data):
+        return
+    warnings.warn(
+        f"{function} read the fixed leg (from the prior; attrs['leg'] = 'prior') of a run with "
+        "two legs (ExchangeMC(reference='variational')). Its variational leg estimates the "
+        "same log Z, often with a far smaller MCSE: read it with "
+        f"{function}(idata, leg='variational') or "
+        f"{function}(pmt.tempering_dataset(idata, leg='variational')), combine both with "
+        f"pmt.evidence.combine_legs({function}(idata, leg='prior'), "
+        f"{function}(idata, leg='variational')), or let pmt.marginal_likelihood(model, "
+        "reference='variational') do both. Pass leg='prior' to read the fixed leg without this "
+        "warning.",
+        UserWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 class EvidenceEstimates(NamedTuple):
@@ -215,15 +244,17 @@ def pool_chains(parts: list[xr.Dataset], ds: xr.Dataset) -> xr.Dataset:
     return pooled
 
 
-def estimate_evidence(data, method="corrected") -> EvidenceEstimates:
+def estimate_evidence(data, method="corrected", leg=None) -> EvidenceEstimates:
     """Both estimators from a DataTree (or Dataset), pooled over per-chain ladders, without
     warning: the problems found are returned for the caller to raise.
 
-    The datasets carry the observed-data fingerprint in ``attrs["observed_data"]``.
+    ``leg``: as :func:`pymc_tempering.trace.tempering_dataset`'s (default the fixed leg, or
+    the leg of a dataset it returned). The datasets carry the observed-data fingerprint in
+    ``attrs["observed_data"]`` and the leg read in ``attrs["leg"]``.
     """
     if method not in ("corrected", "trapezoid"):
         raise ValueError(f"`method` must be 'corrected' or 'trapezoid', got {method!r}.")
-    ds = tempering_dataset(data)
+    ds = tempering_dataset(data, leg=leg)
     if has_per_chain_ladders(ds):
         parts = [_evidence(one, method, counts=False) for one in chains(ds)]
         ti = pool_chains([ev.ti for ev in parts], ds)
@@ -247,10 +278,11 @@ def estimate_evidence(data, method="corrected") -> EvidenceEstimates:
     caveat = ladder_problems(evidence_ladder_run(data))
     fingerprint = observed_fingerprint(data)
     ti.attrs["observed_data"] = ss.attrs["observed_data"] = fingerprint
+    ti.attrs["leg"] = ss.attrs["leg"] = ds.attrs.get("leg", "prior")
     return EvidenceEstimates(ti, ss, ti_problems + caveat, ss_problems + caveat)
 
 
-def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
+def thermodynamic_integration(data, method="corrected", leg=None) -> xr.Dataset:
     r"""Log marginal likelihood by thermodynamic integration over ExchangeMC's ladder.
 
     Within its MCSE plus ``discretisation_error`` of log Z when every rung samples its power
@@ -265,6 +297,12 @@ def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
         ``beta = 0``, its ``sample_stats``, or :func:`pymc_tempering.tempering_dataset`'s output.
     method : {"corrected", "trapezoid"}, default "corrected"
         Quadrature rule. ``"corrected"`` is Friel, Hurn & Wyse's (2014) corrected trapezoid.
+    leg : {"prior", "variational"}, optional
+        Which ladder of a two-leg run (``ExchangeMC(reference="variational")``) to read, as
+        :func:`pymc_tempering.tempering_dataset`'s ``leg``. Default: the fixed leg (from the
+        prior), with a ``UserWarning`` where ``data`` holds both legs, since the variational
+        leg is often far more precise: pass ``leg=`` to choose, or combine both legs'
+        estimates with :func:`pymc_tempering.evidence.combine_legs`.
 
     Returns
     -------
@@ -275,7 +313,8 @@ def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
         per rung (dim ``rung``, coord ``beta``) ``mean_loglik``, ``var_loglik``
         (over finite draws), ``mean_loglik_mcse``, ``ess_loglik``, ``support_fraction``.
         ``attrs``: ``estimator``, ``method``, ``ladder_start``, ``warning`` (``""`` if none),
-        ``observed_data`` (the fingerprint :func:`compare_evidence` compares).
+        ``observed_data`` (the fingerprint :func:`compare_evidence` compares), ``leg`` (the
+        leg read: ``"prior"`` or ``"variational"``).
 
     Warns
     -----
@@ -283,6 +322,8 @@ def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
         For a ladder above 0, few draws or ESS, rare swaps, few prior draws in the support, a
         quadrature error above the MCSE, heavy-tailed rungs, or disagreement with stepping
         stone (every check: :mod:`pymc_tempering.evidence.checks`).
+    UserWarning
+        Where ``data`` holds both legs of a two-leg run and no ``leg`` was chosen.
 
     References
     ----------
@@ -292,12 +333,13 @@ def thermodynamic_integration(data, method="corrected") -> xr.Dataset:
     --------
     >>> res = pmt.thermodynamic_integration(idata)  # doctest: +SKIP
     """
-    found = estimate_evidence(data, method)
+    found = estimate_evidence(data, method, leg)
+    warn_fixed_leg(data, leg, "pmt.evidence.thermodynamic_integration")
     found.ti.attrs["warning"] = warn(ESTIMATORS[0], found.ti_problems, stacklevel=2)
     return found.ti
 
 
-def stepping_stone(data) -> xr.Dataset:
+def stepping_stone(data, leg=None) -> xr.Dataset:
     r"""Log marginal likelihood by the stepping-stone estimator over ExchangeMC's ladder.
 
     :math:`\log \hat Z = \sum_{l=1}^{L-1} \log \frac1N \sum_d e^{(\beta_{l+1} - \beta_l)
@@ -311,6 +353,9 @@ def stepping_stone(data) -> xr.Dataset:
     ----------
     data : DataTree or Dataset
         As for :func:`thermodynamic_integration`.
+    leg : {"prior", "variational"}, optional
+        As for :func:`thermodynamic_integration` (default the fixed leg, warned on a two-leg
+        run).
 
     Returns
     -------
@@ -327,6 +372,8 @@ def stepping_stone(data) -> xr.Dataset:
         For the sampling problems of :func:`thermodynamic_integration`, stones whose
         heavy-tailed (or, tied, few largest) weights move the estimate, or disagreement with
         thermodynamic integration on the same draws.
+    UserWarning
+        Where ``data`` holds both legs of a two-leg run and no ``leg`` was chosen.
 
     References
     ----------
@@ -337,6 +384,7 @@ def stepping_stone(data) -> xr.Dataset:
     >>> res = pmt.stepping_stone(idata)                               # doctest: +SKIP
     >>> float(res.log_marginal_likelihood), float(res.mcse)           # doctest: +SKIP
     """
-    found = estimate_evidence(data)
+    found = estimate_evidence(data, leg=leg)
+    warn_fixed_leg(data, leg, "pmt.evidence.stepping_stone")
     found.ss.attrs["warning"] = warn(ESTIMATORS[1], found.ss_problems, stacklevel=2)
     return found.ss

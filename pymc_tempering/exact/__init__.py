@@ -171,3 +171,9 @@ __all__ = [
     "mixture_allocation_mean_loglik",
     "mixture_marginal_log_evidence",
 ]
+
+
+def __dir__():
+    """``dir(pmt.exact)``: the public names, and ``datasets`` (the data sets' loaders, e.g.
+    ``pmt.exact.datasets.coal_mining_disasters()``), not the modules that define the names."""
+    return sorted([*__all__, "datasets"])

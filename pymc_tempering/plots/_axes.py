@@ -13,6 +13,7 @@ __all__ = [
     "power_of_two_ticks",
     "new_axes",
     "as_percent",
+    "with_error",
 ]
 
 BLUE, ORANGE, GREY = "C0", "C1", "0.35"
@@ -59,3 +60,15 @@ def new_axes(ax, ncols=1, nrows=1, figsize=(6.4, 4.0), **kwargs):
 def as_percent(fraction: float) -> str:
     """``0.2`` -> ``"20%"`` (2 significant digits)."""
     return f"{100 * fraction:.2g}%"
+
+
+def with_error(value: float, error: float, digits: int = 2) -> str:
+    r"""``value \pm error`` (TeX) with ``error`` to ``digits`` significant digits and ``value``
+    to the same decimal place: ``(-31.23456, 0.0027)`` -> ``-31.2346 \pm 0.0027``, ``(-31.2,
+    0.35)`` -> ``-31.20 \pm 0.35``. An error of 0 or not finite leaves the value at 2 decimals
+    and writes the error as it is."""
+    if not np.isfinite(error) or error <= 0:
+        return rf"{value:.2f} \pm {error:g}"
+    rounded = float(f"{error:.{digits - 1}e}")  # 0.0996 -> 0.1: two digits, not three
+    decimals = max(0, digits - 1 - int(np.floor(np.log10(rounded))))
+    return rf"{value:.{decimals}f} \pm {error:.{decimals}f}"

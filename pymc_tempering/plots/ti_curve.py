@@ -18,9 +18,9 @@ from pymc_tempering.plots._axes import (
     beta_label,
     new_axes,
     power_of_two_ticks,
+    with_error,
 )
 from pymc_tempering.plots._legs import each_leg, has_two_legs, leg_label
-from pymc_tempering.trace import tempering_dataset
 
 __all__ = ["plot_ti_curve"]
 
@@ -33,13 +33,8 @@ def _ti_curve(data, leg=None) -> xr.Dataset:
     """
     if isinstance(data, xr.Dataset) and "log_marginal_likelihood" in data:
         res = data
-    elif leg == "variational":
-        res = thermodynamic_integration(tempering_dataset(data, leg=leg))
-        res.attrs["leg"] = leg
     else:  # the run itself, so that its ladder caveat and observed data are read
-        res = thermodynamic_integration(data)
-        found = data.attrs.get("leg") if isinstance(data, xr.Dataset) else None
-        res.attrs["leg"] = found or "prior"
+        res = thermodynamic_integration(data, leg=leg)
     support = res["support_fraction"] if "support_fraction" in res else 1.0  # older results
     zero = 1.0 - support + xr.zeros_like(res["mean_loglik"])
     return res.assign(zero_likelihood_fraction=zero.reset_coords(drop=True))
@@ -192,7 +187,7 @@ def plot_ti_curve(data, *, xscale="both", band=2.0, leg=None, ax=None):
     res = _ti_curve(data, leg)
     curves = _curves(res)
     log_z, mcse = float(res["log_marginal_likelihood"]), float(res["mcse"])
-    z_label = rf"$\log Z = {log_z:.2f} \pm {mcse:.2f}$"
+    z_label = rf"$\log Z = {with_error(log_z, mcse)}$"
     support = np.exp(float(res.get("log_support_fraction", 0.0)))
     if "chain" in res["beta"].dims:
         z_label += " (chains pooled" + (rf", with $\log {support:.2g}$)" if support < 1 else ")")

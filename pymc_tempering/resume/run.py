@@ -9,6 +9,7 @@ import xarray as xr
 from pymc.model import modelcontext
 
 from pymc_tempering._util.fingerprint import (
+    changed_data,
     changed_graph_parts,
     model_fingerprint,
     observed_fingerprint,
@@ -126,6 +127,7 @@ def resume_step(idata, *, model=None, step=None, step_class=None, **kwargs):
     model = _model(model, "resume_step")
     records = chain_checkpoints(idata)
     saved = records[0]["step"]
+    _check_data(idata, model)
     sampled, given = observed_fingerprint(idata), model_fingerprint(model)
     if sampled is not None and sampled != given:
         raise ValueError(
@@ -158,6 +160,24 @@ def resume_step(idata, *, model=None, step=None, step_class=None, **kwargs):
         )
     step.arm_resume(records)
     return step
+
+
+def _check_data(idata, model) -> None:
+    """Refuse a model whose ``pm.Data`` differ from those the run recorded (``pm.set_data``
+    since the run), naming them: the saved state belongs to the posterior of the data
+    sampled."""
+    names = changed_data(idata, model)
+    if names:
+        raise ValueError(
+            f"The values of pm.Data {names} differ from those this run sampled (its "
+            f"`constant_data` group), e.g. after pm.set_data. The saved state (the chains' "
+            "positions, densities, gradients and tuning) belongs to the posterior of the data "
+            "sampled, and continuing it would silently join draws of two posteriors. To "
+            "continue this run, set the data back first: pm.set_data({name: "
+            "idata.constant_data[name].values}, model=model) for each; to sample the new data, "
+            "run pm.sample afresh (pm.sample_posterior_predictive, not a continuation, predicts "
+            "at new predictor values)."
+        )
 
 
 def _check_model_graph(saved: dict | None, model) -> None:

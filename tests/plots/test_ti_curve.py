@@ -18,8 +18,14 @@ from helpers import (
 from two_legs import legs_of, two_leg_run
 
 from pymc_tempering.evidence import EvidenceWarning, thermodynamic_integration
+from pymc_tempering.plots._axes import with_error
 from pymc_tempering.plots.ti_curve import plot_ti_curve
 from pymc_tempering.trace import tempering_dataset
+
+
+def _z_label(ti):
+    """log Z +- MCSE as the legend writes it (the MCSE to 2 significant digits)."""
+    return with_error(float(ti.log_marginal_likelihood), float(ti.mcse))
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +41,7 @@ def test_ti_curve_draws_the_rung_means_and_log_z(exchange_idata, tmp_path):
     curve = [line for line in linear.get_lines() if line.get_label() == "rung mean"][0]
     np.testing.assert_allclose(curve.get_xdata(), ti["beta"].values)
     np.testing.assert_allclose(curve.get_ydata(), ti["mean_loglik"].values)
-    assert f"{float(ti.log_marginal_likelihood):.2f}" in " ".join(
-        t.get_text() for t in linear.get_legend().get_texts()
-    )
+    assert _z_label(ti) in " ".join(t.get_text() for t in linear.get_legend().get_texts())
     assert log.get_xscale() == "log"
     log_curve = [line for line in log.get_lines() if line.get_label() == "rung mean"][0]
     np.testing.assert_allclose(log_curve.get_xdata(), ti["beta"].values[1:])  # beta = 0 dropped
@@ -78,7 +82,7 @@ def test_ti_curve_draws_each_chains_own_ladder(run, tmp_path):
         assert prior.get_ydata()[0] == pytest.approx(float(ti["mean_loglik"].sel(chain=chain)[0]))
     n_points = [len(line.get_xdata()) for line in lines_labelled(linear, "rung mean")]
     assert n_points == list(np.isfinite(ti["beta"].values).sum(axis=-1))
-    assert f"{float(ti.log_marginal_likelihood):.2f}" in legend_text(linear)
+    assert _z_label(ti) in legend_text(linear)
     assert "chains pooled" in legend_text(linear)
 
 
@@ -102,7 +106,7 @@ def test_ti_curve_marks_zero_likelihood_prior_draws(exchange_idata, tmp_path):
     for axis in (linear, log):
         assert f"zero likelihood: {percent} at $\\beta = 0$" in legend_text(axis)
     assert f"$+ \\log {1 - zero.mean():.2g}$" in legend_text(linear)  # log Z = log P(L > 0) + area
-    assert f"{float(ti.log_marginal_likelihood):.2f}" in legend_text(linear)
+    assert _z_label(ti) in legend_text(linear)
     (prior,) = lines_labelled(log, r"$\beta = 0$")
     assert "(finite draws)" in prior.get_label()
     # a precomputed result says the same (from its log_support_fraction)
@@ -129,5 +133,5 @@ def test_ti_curve_of_a_two_leg_run_shows_each_leg(tmp_path):
         assert f", {leg} leg (" in row[0].get_title(loc="left")
         (line,) = lines_labelled(row[0], "rung mean")
         np.testing.assert_allclose(line.get_ydata(), ti["mean_loglik"].values)
-        assert f"{float(ti.log_marginal_likelihood):.2f}" in legend_text(row[0])
+        assert _z_label(ti) in legend_text(row[0])
     assert "q(" in axes[2].get_ylabel() and "q(" not in axes[0].get_ylabel()

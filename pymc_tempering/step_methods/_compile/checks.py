@@ -9,13 +9,16 @@ from pymc.model import Model, modelcontext
 from pymc.variational.minibatch_rv import MinibatchRandomVariable
 from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.basic import Constant
-from pytensor.graph.traversal import applys_between, graph_inputs
+from pytensor.graph.traversal import ancestors, applys_between, graph_inputs
+from pytensor.scalar.basic import IsInf, IsNan
+from pytensor.tensor.elemwise import Elemwise
 
 from pymc_tempering._util.fingerprint import model_logp_graphs
 
 __all__ = [
     "resolve_model",
     "check_observed_finite",
+    "nonfinite_likelihood_data",
     "imputed_observations",
     "check_all_free",
     "improper_priors",
@@ -67,7 +70,9 @@ def _observed_values(data):
 
 def check_observed_finite(model, what: str) -> None:
     """Raise a ValueError naming the observed variables whose data hold ``inf`` (or NaN left
-    after PyMC's imputation, e.g. in ``pm.Data``): every log-likelihood would be ``-inf``."""
+    after PyMC's imputation, e.g. in ``pm.Data``), or the data containers (``pm.Data``, or
+    arrays written into the model) that the likelihood reads and that hold ``inf`` or NaN, a
+    predictor for instance: every log-likelihood would be ``-inf`` or NaN."""
     bad = {}
     for rv in model.observed_RVs:
         values = _observed_values(model.rvs_to_values[rv])
@@ -83,6 +88,71 @@ def check_observed_finite(model, what: str) -> None:
             "so no starting point or sampler setting can help. Remove or fix those rows of the "
             "data (e.g. data[np.isfinite(data)]) and build the model again."
         )
+    found = nonfinite_likelihood_data(model)
+    if found:
+        where = "; ".join(
+            f"{label} holds {n} inf or NaN{_at(first)}, read by {', '.join(map(repr, users))}"
+            for label, (n, first, users) in found.items()
+        )
+        raise ValueError(
+            f"{what}: data that the likelihood reads, not observed themselves, hold inf or "
+            f"NaN: {where}. The log-likelihood is then NaN or -inf for every parameter value, "
+            "so no starting point (`initvals=`) or sampler setting can help. Fix those values "
+            "(impute them, or drop those rows from the predictors and the observations alike; "
+            "pm.set_data({name: values}) for a pm.Data) and sample again, or model the missing "
+            "values (a distribution with `observed=` the data, NaN where missing, which PyMC "
+            "imputes)."
+        )
+
+
+def nonfinite_likelihood_data(model) -> dict[str, tuple[int, tuple, list[str]]]:
+    """The data containers the likelihood reads that hold ``inf`` or NaN, other than the
+    observations themselves: ``{description: (count, index of the first, observed variables or
+    Potentials that read it)}``. A ``pm.Data`` is described by its name, an array written
+    into the model by its shape. The graphs are walked from each observed variable and
+    Potential down to, not into, the free variables (a prior's parameters are not the
+    likelihood's data); a container that the graph itself tests with ``isnan`` / ``isinf``
+    is taken to be masked there and left out."""
+    found: dict[str, tuple[int, tuple, list[str]]] = {}
+    terms = [*model.observed_RVs, *model.potentials]
+    masked = _tested_for_nonfinite(terms, model.free_RVs)
+    names = {id(v): name for name, v in model.named_vars.items()}
+    for term in terms:
+        for var in ancestors([term], blockers=model.free_RVs):
+            values = _observed_values(var)
+            if values is None or values.dtype.kind not in "fc" or id(var) in masked:
+                continue
+            bad = ~np.isfinite(values)
+            if not bad.any():
+                continue
+            name = names.get(id(var))
+            label = (
+                f"pm.Data {name!r}"
+                if name
+                else f"an array of shape {values.shape} written into the model"
+            )
+            first = tuple(int(i) for i in np.argwhere(bad)[0])
+            entry = found.setdefault(label, (int(bad.sum()), first, []))
+            entry[2].append(term.name or "a Potential")
+    return found
+
+
+def _at(index: tuple) -> str:
+    """`` (first at index 3)`` / `` (first at index (3, 1))``; ``""`` for a scalar."""
+    if not index:
+        return ""
+    return f" (first at index {index[0] if len(index) == 1 else index})"
+
+
+def _tested_for_nonfinite(terms, free) -> set[int]:
+    """``id`` of every variable the graphs of ``terms`` pass to ``isnan`` or ``isinf``."""
+    tested = set()
+    for var in ancestors(terms, blockers=free):
+        node = var.owner
+        if node is not None and isinstance(node.op, Elemwise):
+            if isinstance(node.op.scalar_op, IsNan | IsInf):
+                tested.update(id(v) for v in node.inputs)
+    return tested
 
 
 def imputed_observations(model) -> dict[str, int]:

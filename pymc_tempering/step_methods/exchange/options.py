@@ -31,6 +31,7 @@ __all__ = [
     "choose_explorer",
     "auto_eligible",
     "check_compile_kwargs",
+    "check_reference",
 ]
 
 INITS = ("prior", "jitter")
@@ -101,8 +102,12 @@ def exchange_options(
     init,
     explorer,
     proposal=None,
+    reference=None,
+    n_rungs_variational=None,
 ) -> ExchangeOptions:
-    """The ladder and every option that needs no compiled density, checked in this order."""
+    """The ladder and every option that needs no compiled density, checked in this order
+    (``reference`` and ``n_rungs_variational`` by :func:`check_reference` where given)."""
+    check_reference(reference, n_rungs_variational)
     betas = make_ladder(betas, n_rungs, ladder)
     adaptive = ladder == "adaptive"
     if adapt_n_rungs and not adaptive:
@@ -143,6 +148,20 @@ def exchange_options(
         init,
         explorer,
         proposal,
+    )
+
+
+def check_reference(reference, n_rungs_variational) -> None:
+    """Refuse ``n_rungs_variational`` without ``reference="variational"``: it sizes the
+    variational leg's ladder, and a run from the prior alone has no such leg, so the number
+    would be ignored without a word. ``reference=None``: not given, nothing checked."""
+    if n_rungs_variational is None or reference is None or reference == "variational":
+        return
+    raise ValueError(
+        f"`n_rungs_variational={n_rungs_variational!r}` sizes the ladder of the variational "
+        f"leg, which only reference='variational' adds; with reference={reference!r} there "
+        "is no such leg and it would be ignored. Pass reference='variational' to add the leg, "
+        "or drop `n_rungs_variational` (`n_rungs` or `betas` size the ladder from the prior)."
     )
 
 
