@@ -1,21 +1,74 @@
-"""BLAS threads for the small dense linear algebra of tuning, controlled in one place."""
+"""BLAS threads for the small dense linear algebra of sampling, controlled in one place."""
 
-__all__ = ["one_blas_thread"]
+import contextlib
+import threading
 
-_OPENBLAS = None  # a threadpoolctl controller of the loaded OpenBLAS libraries, built once
+__all__ = ["one_blas_thread", "openblas_threads"]
+
+_LOCK = threading.Lock()
+_PTHREADS = None  # (get, set) C functions of each loaded pthreads OpenBLAS, found once
+_OPENMP = None  # threadpoolctl's controller of OpenBLAS builds on OpenMP (per-thread limits)
+_active = 0  # guards open in this process
+_saved = ()  # each pthreads OpenBLAS's thread count when the first guard opened
 
 
+def _find_openblas():
+    """The OpenBLAS libraries of NumPy and SciPy (both imported first, so both are loaded)."""
+    global _PTHREADS, _OPENMP
+    import numpy  # noqa: F401
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import ThreadpoolController
+
+    found = ThreadpoolController().select(internal_api="openblas")
+    functions = []
+    for lib in found.lib_controllers:
+        get = lib._get_symbol("openblas_get_num_threads")
+        set_ = lib._get_symbol("openblas_set_num_threads")
+        if lib.threading_layer != "openmp" and get is not None and set_ is not None:
+            functions.append((get, set_))
+    openmp = found.select(threading_layer="openmp")
+    _OPENMP = openmp if openmp.lib_controllers else None
+    _PTHREADS = tuple(functions)
+
+
+def openblas_threads() -> list[int]:
+    """The thread count of each loaded OpenBLAS (pthreads builds), as OpenBLAS reports it."""
+    if _PTHREADS is None:
+        _find_openblas()
+    return [get() for get, _ in _PTHREADS]
+
+
+@contextlib.contextmanager
 def one_blas_thread():
-    """A context in which OpenBLAS runs on one thread. Its threads cost more than they save on
-    the d x d products of dense tuning (MALA's preconditioner, ExchangeMC's per-rung
-    proposal covariances): merging a block of 64 transitions (d = 100) took 3.4 ms of CPU with
-    2 threads on a busy 2-core machine against 0.13 ms with one, and a window's preconditioner
-    43 ms against 6 ms; ``pm.sample`` limits BLAS threads only under spawn, not fork. OpenBLAS
-    alone: its pthread pool survives fork, while changing OpenMP (MKL) in a forked worker is
-    what crashed PyMC's (pymc-devs/pymc#7354)."""
-    global _OPENBLAS
-    if _OPENBLAS is None:
-        from threadpoolctl import ThreadpoolController
+    """A context in which OpenBLAS runs on one thread, restored to its count at the outermost
+    guard's exit. The threads cost more than they save on the small products of a sweep (a
+    Gaussian reference's triangular solves, per-rung proposal covariances, MALA's
+    preconditioner): on a busy machine waking a second thread for a 2 x 2 solve costs
+    milliseconds (docs/decisions/131-blas-threads-per-sweep.md).
 
-        _OPENBLAS = ThreadpoolController().select(internal_api="openblas")
-    return _OPENBLAS.limit(limits=1)
+    Cheap enough for every step: the C functions of each OpenBLAS are found once, nested
+    guards do nothing, and a count already 1 is not set. The pthreads pool is process-wide,
+    so guards in several Python threads share one limit, held while any is open; OpenMP
+    builds get threadpoolctl's per-thread limit. OpenBLAS alone: its pthread pool survives
+    fork, while changing OpenMP (MKL) in a forked worker is what crashed PyMC's
+    (pymc-devs/pymc#7354); ``pm.sample`` limits BLAS threads only under spawn, not fork."""
+    global _active, _saved
+    if _PTHREADS is None:
+        _find_openblas()
+    with _LOCK:
+        if not _active:
+            _saved = tuple(get() for get, _ in _PTHREADS)
+            for (_, set_), n in zip(_PTHREADS, _saved, strict=True):
+                if n != 1:
+                    set_(1)
+        _active += 1
+    try:
+        with _OPENMP.limit(limits=1) if _OPENMP is not None else contextlib.nullcontext():
+            yield
+    finally:
+        with _LOCK:
+            _active -= 1
+            if not _active:
+                for (_, set_), n in zip(_PTHREADS, _saved, strict=True):
+                    if n != 1:
+                        set_(n)

@@ -278,26 +278,28 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
 
     # -- the step --------------------------------------------------------------------------------
     def astep(self, q0: RaveledVars):
-        if self.replicas is None:  # the first step: the top rung starts at q0
-            self.replicas = initial_replicas(
-                q0.data.astype(np.float64),
-                self.betas,
-                self.density,
-                self.explorer,
-                self.init,
-                self.rng,
-                self.discrete_columns,
-            )
-            if self.variational is not None:
-                self._start_variational(q0.data.astype(np.float64))
-        if self.sweeps_per_draw == 1:
-            n_rungs = self.betas.size
-            record = self._sweep()
-            if self.betas.size != n_rungs:  # tuning resized the ladder: nothing to report
-                record = np.full((4, self.betas.size), np.nan)
-        else:
-            record = self._several_sweeps()
-        return RaveledVars(self.replicas.x[-1].copy(), q0.point_map_info), [self._stats(record)]
+        # every sweep's NumPy / SciPy algebra (both legs) on one OpenBLAS thread: decision 131
+        with one_blas_thread():
+            if self.replicas is None:  # the first step: the top rung starts at q0
+                self.replicas = initial_replicas(
+                    q0.data.astype(np.float64),
+                    self.betas,
+                    self.density,
+                    self.explorer,
+                    self.init,
+                    self.rng,
+                    self.discrete_columns,
+                )
+                if self.variational is not None:
+                    self._start_variational(q0.data.astype(np.float64))
+            if self.sweeps_per_draw == 1:
+                n_rungs = self.betas.size
+                record = self._sweep()
+                if self.betas.size != n_rungs:  # tuning resized the ladder: nothing to report
+                    record = np.full((4, self.betas.size), np.nan)
+            else:
+                record = self._several_sweeps()
+            return RaveledVars(self.replicas.x[-1].copy(), q0.point_map_info), [self._stats(record)]
 
     def _stats(self, record):
         self._scaling.update(self.scales.log_scaling)
