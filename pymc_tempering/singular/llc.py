@@ -25,7 +25,9 @@ that, the result carries the gap instead of warning: ``bias_bound`` :math:`= |c|
 \tfrac12 E[\Delta\cdot\nabla C]` of the confinement :math:`C` (localization and prior), which
 is the exact gap to :math:`\lambda = d/2` in a regular model and bounds it along a homogeneous
 singular set (:func:`pymc_tempering.singular.core.confinement_draws`); ``attrs["summary"]`` says
-when it exceeds the MCSE.
+when it exceeds the MCSE. Every run is also checked against its target: the mean of
+:math:`\Delta\cdot\nabla U` over the draws must be :math:`d` (:func:`_target_check`); where it
+is not, the draws do not follow the localised posterior and the result warns.
 """
 
 import warnings
@@ -190,10 +192,9 @@ def _target_problems(check, n_params):
         return []
     return [
         f"the draws do not follow the localised posterior: the target check E[Delta . grad U] "
-        f"= {mean:.4g} +- {mcse:.2g} (MCSE), while every draw of the target gives d = "
-        f"{n_params} on average (more than {TARGET_Z:g} MCSE apart), so the estimate is not "
-        "to be trusted; tune longer, pass a smaller step_size, run more chains, or use "
-        "another sampler"
+        f"= {mean:.4g} +- {mcse:.2g} (MCSE), while draws of the target average d = {n_params} "
+        f"(more than {TARGET_Z:g} MCSE apart), so the estimate is not to be trusted; tune "
+        "longer, pass a smaller step_size, run more chains, or use another sampler"
     ]
 
 
@@ -304,18 +305,21 @@ def local_learning_coefficient(
         ``local_learning_coefficient``, ``mcse``, ``ess``, ``per_chain(_mcse)``, ``loss``
         (``chain``, ``draw``), ``loss_center``, ``localization_share``, ``prior_share``,
         ``bias_bound(_mcse)`` (the finite-gamma bias: the gap to :math:`\lambda(w^*)` that
-        localization and prior cause, exact in a regular model), with SGLD's check
-        ``step_size_check(_mcse)``; attrs ``beta``, ``n_obs``, ``localization`` (the one used),
+        localization and prior cause, exact in a regular model), ``target_check(_mcse)`` (the
+        mean of :math:`\Delta\cdot\nabla U`, which is d under the target: :func:`_target_check`),
+        with SGLD's check ``step_size_check(_mcse)``; attrs ``beta``, ``n_obs``, ``n_params``
+        (d), ``localization`` (the one used),
         ``sampler``, ``step_size``, ``summary`` (estimate, MCSE and bias bound in one line; where
-        the bound exceeds the MCSE, the interval that holds :math:`\lambda(w^*)`), ``prior``,
-        ``warning``.
+        the bound exceeds the MCSE, the interval that holds :math:`\lambda(w^*)`; then the
+        target check, passed or failed), ``prior``, ``warning``.
 
     Warns
     -----
     LocalizationWarning
         Localization and prior take over 10% of the estimate (the finite-n LLC, guide: singular).
     EvidenceWarning
-        Unsettled or disagreeing chains, a negative estimate (w* not a minimum), SGLD
+        Draws that fail the target check (more than TARGET_Z MCSE from d), unsettled or
+        disagreeing chains, a negative estimate (w* not a minimum), SGLD
         divergences or step-size dependence.
     """
     model = pm.modelcontext(model)
