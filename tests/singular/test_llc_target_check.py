@@ -94,7 +94,7 @@ def test_exact_draws_pass(seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_too_narrow_draws_fail(seed):
-    """Draws 0.8x the target's scale: E = 0.64 d, about 25 MCSE low; the warning says what
+    """Draws 0.8x the target's scale: E = 0.64 d, about 36 MCSE low; the warning says what
     happened and what to do."""
     check = _check(_draws(seed, scale=0.8))
     assert _z(check) < -llc.TARGET_Z
