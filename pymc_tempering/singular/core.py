@@ -40,6 +40,7 @@ __all__ = [
     "default_localization",
     "confinement_draws",
     "confinement_shares",
+    "virial_draws",
 ]
 
 #: The share of the estimate the default localization may take in a direction of median
@@ -371,3 +372,43 @@ def confinement_shares(llc, displacement, strength, prior_pull):
     if not total > 0:
         return np.nan, np.nan
     return c_loc / total, c_prior / total
+
+
+def virial_draws(displacement, strength, beta, loglik_slope, prior_slope):
+    r"""Per-draw terms of the target check :math:`\Delta\cdot\nabla U`, whose expectation
+    under the localised tempered posterior :math:`\propto e^{-U}` is exactly :math:`d`.
+
+    :math:`U = -\beta\ell - \log\varphi + \tfrac\gamma2|\Delta|^2`, :math:`\Delta = w -
+    w^*`: :math:`\int \Delta\cdot\nabla U\,e^{-U} = -\int \Delta\cdot\nabla e^{-U} =
+    \int (\nabla\cdot\Delta)\,e^{-U} = d\,Z` (integration by parts; the virial theorem),
+    whatever :math:`\ell` and :math:`\varphi`, singular or not. A mean of these terms more
+    than a few MCSE from :math:`d` says the draws do not follow that density. Blind to a law
+    reweighted by direction alone (:math:`e^{-U}g(\Delta/|\Delta|)` also gives :math:`d`).
+
+    Parameters
+    ----------
+    displacement : ndarray, shape (..., d)
+        :math:`\Delta` of each draw (value space).
+    strength, beta : float
+        :math:`\gamma` and :math:`\beta`.
+    loglik_slope, prior_slope : ndarray, shape (...)
+        :math:`\Delta\cdot\nabla\ell` and :math:`\Delta\cdot\nabla\log\varphi` of each
+        draw (the radial derivatives :math:`\tfrac{d}{dt}f(w^* + t\Delta)` at :math:`t = 1`).
+
+    Returns
+    -------
+    ndarray
+        ``displacement.shape[:-1]``.
+
+    Examples
+    --------
+    >>> virial_draws(np.array([[1.0, 2.0]]), 0.5, 0.25, np.array([-4.0]), np.array([-1.0]))
+    array([4.5])
+    """
+    displacement = np.asarray(displacement, dtype=float)
+    localization = float(strength) * np.sum(displacement**2, axis=-1)
+    return (
+        localization
+        - float(beta) * np.asarray(loglik_slope, float)
+        - np.asarray(prior_slope, float)
+    )

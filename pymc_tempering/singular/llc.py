@@ -25,7 +25,9 @@ that, the result carries the gap instead of warning: ``bias_bound`` :math:`= |c|
 \tfrac12 E[\Delta\cdot\nabla C]` of the confinement :math:`C` (localization and prior), which
 is the exact gap to :math:`\lambda = d/2` in a regular model and bounds it along a homogeneous
 singular set (:func:`pymc_tempering.singular.core.confinement_draws`); ``attrs["summary"]`` says
-when it exceeds the MCSE.
+when it exceeds the MCSE. Every run is also checked against its target: the mean of
+:math:`\Delta\cdot\nabla U` over the draws must be :math:`d` (:func:`_target_check`); where it
+is not, the draws do not follow the localised posterior and the result warns.
 """
 
 import warnings
@@ -44,6 +46,7 @@ from pymc_tempering.singular.core import (
     default_localization,
     diagonal_curvature,
     llc_draws,
+    virial_draws,
 )
 from pymc_tempering.step_methods._compile import (
     compile_tempered_density,
@@ -61,6 +64,9 @@ SETTLE_Z = 4.0  # |first quarter - last quarter| of the loss trace, in MCSEs, th
 SHARE_LIMIT = 0.1
 SHARE_DRAWS = 1000  # at most this many draws (evenly spaced) measure the shares
 PULL_STEP = 1e-4  # relative step of the radial difference that gives -Delta . grad log prior
+#: |mean of Delta . grad U - d| in MCSEs above which the draws are said not to follow the target
+TARGET_Z = 4.0
+CHECK_DRAWS = 4000  # at most this many draws (evenly spaced) carry the target check
 
 
 class LocalizationWarning(EvidenceWarning):
@@ -145,6 +151,51 @@ def _shares(density, flat, flat_center, strength, llc, n_chains=1):
     loc, prior = confinement_shares(llc, rays, strength, pull.ravel())
     terms = np.add(*confinement_draws(delta, strength, pull))
     return loc, prior, float(terms.mean()), float(mean_mcse(terms).mcse)
+
+
+def _target_check(density, flat, flat_center, strength, beta, n_chains=1):
+    r"""``(mean, MCSE)`` of :math:`\Delta\cdot\nabla U` over at most CHECK_DRAWS draws, evenly
+    spaced within each of ``n_chains`` chains of ``flat`` (chain-major rows); its expectation
+    under the sampled density :math:`e^{-U}` is ``density.n_params`` exactly.
+
+    :math:`U = -\beta\ell - \log\varphi + \tfrac\gamma2|\Delta|^2` is what the sampler
+    targets (value space). Integration by parts gives :math:`E[\Delta\cdot\nabla U] = d`
+    for any smooth :math:`U` with :math:`e^{-U}` integrable, singular or not
+    (:func:`pymc_tempering.singular.core.virial_draws`); the likelihood's and the prior's parts
+    are central differences along each ray from w*, of relative step PULL_STEP, as in
+    :func:`_shares`. Draws that spread too far or too little along the rays miss it; a law
+    reweighted by the direction alone (a cone around w*) does not (docs/guide/singular.md)."""
+    flat = flat.reshape(n_chains, -1, flat.shape[-1])
+    per_chain = max(1, min(flat.shape[1], CHECK_DRAWS // n_chains))
+    kept = np.unique(np.linspace(0, flat.shape[1] - 1, per_chain).astype(int))
+    delta = flat[:, kept] - flat_center
+    rays = delta.reshape(-1, delta.shape[-1])
+    prior_up, loglik_up = density.batch(flat_center + (1 + PULL_STEP) * rays)
+    prior_down, loglik_down = density.batch(flat_center + (1 - PULL_STEP) * rays)
+    loglik_slope = (loglik_up - loglik_down) / (2 * PULL_STEP)
+    prior_slope = (prior_up - prior_down) / (2 * PULL_STEP)
+    terms = virial_draws(
+        delta,
+        strength,
+        beta,
+        loglik_slope.reshape(delta.shape[:2]),
+        prior_slope.reshape(delta.shape[:2]),
+    )
+    return float(terms.mean()), float(mean_mcse(terms).mcse)
+
+
+def _target_problems(check, n_params):
+    """The warning's text where the target check's mean is more than TARGET_Z MCSE from
+    ``n_params`` (d); none where it is within (a NaN MCSE is flagged too)."""
+    mean, mcse = check
+    if abs(mean - n_params) <= TARGET_Z * mcse:
+        return []
+    return [
+        f"the draws do not follow the localised posterior: the target check E[Delta . grad U] "
+        f"= {mean:.4g} +- {mcse:.2g} (MCSE), while draws of the target average d = {n_params} "
+        f"(more than {TARGET_Z:g} MCSE apart), so the estimate is not to be trusted; tune "
+        "longer, pass a smaller step_size, run more chains, or use another sampler"
+    ]
 
 
 def _confinement_fields(shares):
@@ -254,18 +305,21 @@ def local_learning_coefficient(
         ``local_learning_coefficient``, ``mcse``, ``ess``, ``per_chain(_mcse)``, ``loss``
         (``chain``, ``draw``), ``loss_center``, ``localization_share``, ``prior_share``,
         ``bias_bound(_mcse)`` (the finite-gamma bias: the gap to :math:`\lambda(w^*)` that
-        localization and prior cause, exact in a regular model), with SGLD's check
-        ``step_size_check(_mcse)``; attrs ``beta``, ``n_obs``, ``localization`` (the one used),
+        localization and prior cause, exact in a regular model), ``target_check(_mcse)`` (the
+        mean of :math:`\Delta\cdot\nabla U`, which is d under the target: :func:`_target_check`),
+        with SGLD's check ``step_size_check(_mcse)``; attrs ``beta``, ``n_obs``, ``n_params``
+        (d), ``localization`` (the one used),
         ``sampler``, ``step_size``, ``summary`` (estimate, MCSE and bias bound in one line; where
-        the bound exceeds the MCSE, the interval that holds :math:`\lambda(w^*)`), ``prior``,
-        ``warning``.
+        the bound exceeds the MCSE, the interval that holds :math:`\lambda(w^*)`; then the
+        target check, passed or failed), ``prior``, ``warning``.
 
     Warns
     -----
     LocalizationWarning
         Localization and prior take over 10% of the estimate (the finite-n LLC, guide: singular).
     EvidenceWarning
-        Unsettled or disagreeing chains, a negative estimate (w* not a minimum), SGLD
+        Draws that fail the target check (more than TARGET_Z MCSE from d), unsettled or
+        disagreeing chains, a negative estimate (w* not a minimum), SGLD
         divergences or step-size dependence.
     """
     model = pm.modelcontext(model)
@@ -291,7 +345,9 @@ def local_learning_coefficient(
     shares = _shares(
         density, flat, flat_center, float(localization), float(terms.mean()), terms.shape[0]
     )
-    problems = _settling_problems(terms, mcse, per_chain, per_chain_mcse)
+    check = _target_check(density, flat, flat_center, float(localization), beta, terms.shape[0])
+    problems = _target_problems(check, density.n_params)
+    problems += _settling_problems(terms, mcse, per_chain, per_chain_mcse)
     share_problems = _share_problems(shares[:2], localization_given)
     extra = {}
     if sampler == "sgld":
@@ -320,7 +376,11 @@ def local_learning_coefficient(
         "step_size": np.nan if step_size is None else step_size,
     }
     extra = {**extra, **_confinement_fields(shares)}
-    attrs["summary"] = _summary(float(terms.mean()), mcse, shares[2], shares[3])
+    extra["target_check"], extra["target_check_mcse"] = check
+    attrs["n_params"] = density.n_params
+    attrs["summary"] = _summary(float(terms.mean()), mcse, shares[2], shares[3]) + _check_line(
+        check, density.n_params
+    )
     stats = (mcse, ess, per_chain, per_chain_mcse)
     return _result(
         idata, terms, loglik, loglik_center, n, stats, extra, (problems, share_problems), attrs
@@ -344,6 +404,16 @@ def _summary(llc, mcse, confinement, confinement_mcse):
         f", more than the MCSE): this is the finite-gamma LLC; lambda(w*) lies in about "
         f"[{low:.4g}, {high:.4g}], each end +- its error bar (the gap equals the bound in a "
         "regular model)"
+    )
+
+
+def _check_line(check, n_params):
+    """The summary's second sentence: the target check against d, passed or failed."""
+    mean, mcse = check
+    verdict = "passed" if not _target_problems(check, n_params) else "FAILED: not to be trusted"
+    return (
+        f"; target check E[Delta . grad U] = {mean:.4g} +- {mcse:.2g} against d = {n_params} "
+        f"({verdict})"
     )
 
 

@@ -11,7 +11,7 @@ import pymc as pm
 import pytest
 
 from pymc_tempering.evidence import EvidenceWarning
-from pymc_tempering.singular.llc import local_learning_coefficient
+from pymc_tempering.singular.llc import TARGET_Z, local_learning_coefficient
 
 N, D = 1000, 4
 RUN = {"draws": 1000, "tune": 500, "chains": 2, "cores": 1}
@@ -94,3 +94,13 @@ def test_wrong_bounds_fail_the_check(regular):
     }
     for name, value in wrong.items():
         assert _bound_problems(estimate, mcse, value, bound_mcse, target), name
+
+
+def test_regular_default_run_passes_the_target_check(regular):
+    """Draws that follow the target: the mean of Delta . grad U is d = 4 within TARGET_Z MCSE (no
+    warning, above), and the summary prints the check as passed."""
+    res, _, flagged = regular
+    check, check_mcse = float(res.target_check), float(res.target_check_mcse)
+    assert not flagged and res.attrs["n_params"] == D
+    assert abs(check - D) < TARGET_Z * check_mcse and check_mcse < 0.2
+    assert "target check" in res.attrs["summary"] and "(passed)" in res.attrs["summary"]
