@@ -152,6 +152,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
             init=init,
             explorer=explorer,
             proposal=proposal,
+            reference=reference,
+            n_rungs_variational=n_rungs_variational,
         )
         self.betas = options.betas
         self.adaptive_ladder, self.adapt_n_rungs = options.adaptive_ladder, options.adapt_n_rungs

@@ -47,11 +47,6 @@ def test_consistent_or_unstated_arguments_pass(reference, n):
     assert options.betas.size == 4
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs ExchangeMC.__init__ (step_methods/exchange/sampler.py, not this change's "
-    "file) to pass reference= and n_rungs_variational= to exchange_options",
-)
 def test_exchange_mc_refuses_n_rungs_variational_without_the_variational_reference():
     with _model(), pytest.raises(ValueError, match="n_rungs_variational"):
         pmt.ExchangeMC(n_rungs=4, n_rungs_variational=5, explorer="rwm")
