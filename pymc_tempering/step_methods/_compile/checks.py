@@ -112,7 +112,8 @@ def nonfinite_likelihood_data(model) -> dict[str, tuple[int, tuple, list[str]]]:
     into the model by its shape. The graphs are walked from each observed variable and
     Potential down to, not into, the free variables (a prior's parameters are not the
     likelihood's data); a container that the graph itself tests with ``isnan`` / ``isinf``
-    is taken to be masked there and left out."""
+    is taken to be masked there and left out, and an unnamed scalar is a constant of the model
+    (the ``-inf`` of a hard constraint), not data."""
     found: dict[str, tuple[int, tuple, list[str]]] = {}
     terms = [*model.observed_RVs, *model.potentials]
     masked = _tested_for_nonfinite(terms, model.free_RVs)
@@ -122,10 +123,12 @@ def nonfinite_likelihood_data(model) -> dict[str, tuple[int, tuple, list[str]]]:
             values = _observed_values(var)
             if values is None or values.dtype.kind not in "fc" or id(var) in masked:
                 continue
+            name = names.get(id(var))
+            if not name and values.ndim == 0:  # a model's constant, e.g. the -inf of a hard
+                continue  # constraint's pt.switch(mu > 0, 0.0, -np.inf), not data
             bad = ~np.isfinite(values)
             if not bad.any():
                 continue
-            name = names.get(id(var))
             label = (
                 f"pm.Data {name!r}"
                 if name

@@ -112,3 +112,14 @@ def test_each_reader_of_a_container_is_named():
         pm.Normal("z", b * x, 2.0, observed=Y)
     found = nonfinite_likelihood_data(model)
     assert found == {"an array of shape (25,) written into the model": (1, (1,), ["y", "z"])}
+
+
+def test_a_hard_constraints_minus_inf_is_a_constant_not_data():
+    """``pt.switch(b > 0, 0, -inf)``: the scalar ``-inf`` is the constraint, not a predictor;
+    the model is sampled, not refused (its zero-density start is the sampler's to report)."""
+    with pm.Model() as model:
+        b = pm.Normal("b", 0.0, 1.0)
+        pm.Potential("positive", pt.switch(b > 0, 0.0, -np.inf))
+        pm.Normal("y", b * X, 1.0, observed=Y)
+    assert nonfinite_likelihood_data(model) == {}
+    check_observed_finite(model, "ExchangeMC")
