@@ -102,6 +102,10 @@ def test_a_prior_parameter_is_not_the_likelihoods_data():
     as data the likelihood reads (it is the prior's, checked by PyMC's initial point)."""
     model = regression(X, prior_mean=np.array(np.nan))
     assert nonfinite_likelihood_data(model) == {}
+    with pm.Model() as model:  # an array parameter: unnamed scalars are skipped as constants
+        b = pm.Normal("b", np.array([np.nan, 0.0]), 1.0, shape=2)
+        pm.Normal("y", b.sum() * X, 1.0, observed=Y)
+    assert nonfinite_likelihood_data(model) == {}
 
 
 def test_each_reader_of_a_container_is_named():
@@ -123,3 +127,13 @@ def test_a_hard_constraints_minus_inf_is_a_constant_not_data():
         pm.Normal("y", b * X, 1.0, observed=Y)
     assert nonfinite_likelihood_data(model) == {}
     check_observed_finite(model, "ExchangeMC")
+
+
+def test_a_scalar_pm_data_is_data_not_a_constant():
+    """Only unnamed scalars are the model's constants: a scalar pm.Data set to NaN is named."""
+    with pm.Model() as model:
+        scale = pm.Data("scale", 1.0)
+        pm.set_data({"scale": np.nan})
+        b = pm.Normal("b", 0.0, 1.0)
+        pm.Normal("y", scale * b * X, 1.0, observed=Y)
+    assert nonfinite_likelihood_data(model) == {"pm.Data 'scale'": (1, (), ["y"])}
