@@ -39,7 +39,7 @@ def continue_tempered(
         )
     saved = checkpoint.read(idata)
     built, shipped = _model(model)
-    _check_model(saved["model"], built)
+    _check_model(saved["model"], built, idata)
     tune = saved["tune"]
     done = int(idata["posterior"].sizes["draw"]) if "posterior" in idata.children else 0
     record_from = tune + done
@@ -80,9 +80,10 @@ def _model(model):
     return model_and_payload(model)
 
 
-def _check_model(saved: dict, model) -> None:
-    """Refuse a model whose prior, likelihood (data included) or deterministics differ."""
-    names = changed_graph_parts(saved, model)
+def _check_model(saved: dict, model, idata=None) -> None:
+    """Refuse a model whose prior, likelihood (data included) or deterministics differ, naming
+    the ``pm.Data`` that ``idata`` recorded with other values (``pm.set_data`` since the run)."""
+    names = changed_graph_parts(saved, model, data=idata)
     if names:
         raise ValueError(
             f"The model differs from the one this run sampled in its {names}. The checkpoint "
