@@ -6,8 +6,6 @@ functions (:mod:`.tuning`), the sampling state typed records (:mod:`.state`) and
 :mod:`.stats` (schema: :data:`pymc_tempering.trace.EXCHANGE_STATS`).
 """
 
-import contextlib
-
 import numpy as np
 from pymc.blocking import RaveledVars
 from pymc.model import modelcontext
@@ -379,19 +377,18 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
                 grad = rwm.difference_gradient(
                     self.density.batch, r.x, r.logprior, r.loglik, self.betas, step
                 )
-        # a dense window's end: per-rung eigendecompositions, faster on one OpenBLAS thread
-        window_end = self.scales.chol is not None and self.sweep + 1 == self.scales.window_end
-        with one_blas_thread() if window_end else contextlib.nullcontext():
-            self.scales = adaptation.tune_scales(
-                self.scales,
-                self.sweep,
-                accept_prob,
-                self.replicas.x,
-                target_accept,
-                self.tune_sweeps,
-                self.prior_rung,
-                grad,
-            )
+        # a dense window's end runs per-rung eigendecompositions: on one OpenBLAS thread, as
+        # the whole step is (astep)
+        self.scales = adaptation.tune_scales(
+            self.scales,
+            self.sweep,
+            accept_prob,
+            self.replicas.x,
+            target_accept,
+            self.tune_sweeps,
+            self.prior_rung,
+            grad,
+        )
         if self.auto and getattr(self.scales, "probe", None) is not None:
             self._decide()
         if self.ladder_tuning is None:
