@@ -65,6 +65,11 @@ class TemperedDensity:
     def __call__(self, x: np.ndarray):
         return self.single(np.ascontiguousarray(x, dtype=np.float64))
 
+    def ensure_gradient(self) -> bool:
+        """Compile ``batch_grad`` where it is missing (:func:`add_batched_gradient`); False
+        where the model's log density has no gradient."""
+        return add_batched_gradient(self)
+
     def to_point(self, x: np.ndarray) -> dict:
         return DictToArrayBijection.rmap(RaveledVars(x, self.point_map_info))
 

@@ -27,7 +27,6 @@ import numpy as np
 from pymc_tempering.kernels.dense import DenseMoments, dense_preconditioner, rung_covariance_update
 from pymc_tempering.kernels.fused import Replicas
 from pymc_tempering.kernels.moments import Moments, covariance_init
-from pymc_tempering.step_methods._compile import add_batched_gradient
 from pymc_tempering.step_methods.exchange.explorers import (
     MALA_TARGET_ACCEPT,
     Explorer,
@@ -189,7 +188,7 @@ def to_mala(scales: ProbedScaleTuning, replicas: Replicas, density, top: Probe |
     factor is ``diag(param_scale)`` (the window just ended), the top rung's the dense
     preconditioner of the probe's draws and gradients (``top``) where it is finite; empty
     dense window moments and gradient moments; scales and windows as they are."""
-    if not add_batched_gradient(getattr(density, "base", density)):
+    if not density.ensure_gradient():
         return None
     n_rungs, d = replicas.x.shape
     logprior, loglik, grad_prior, grad_lik = density.batch_grad(replicas.x)
@@ -241,7 +240,7 @@ class WalkThenMALA(Explorer):
             return self.walk.explore(replicas, betas, scales, exact, rng, random, pairs)
         density = self.mala.density
         # a chain restored after its switch in a new process: compile the gradient here
-        if not add_batched_gradient(getattr(density, "base", density)):
+        if not density.ensure_gradient():
             raise ValueError(
                 "This ExchangeMC(explorer='auto') state holds MALA replicas, but the model's "
                 "log density has no gradient: continue it with the model it was run on."

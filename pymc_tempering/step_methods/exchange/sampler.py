@@ -14,6 +14,7 @@ from pymc.step_methods.compound import Competence
 from pymc.util import get_value_vars_from_user_vars
 
 from pymc_tempering._util.blas import one_blas_thread
+from pymc_tempering.engine.placement import Batched, Placement
 from pymc_tempering.kernels import fused, mala_rungs, rwm
 from pymc_tempering.kernels.fused import ACCEPT, SWAP
 from pymc_tempering.kernels.rules import NONE
@@ -91,6 +92,10 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         its ladder this one (or ``ladder``'s with ``n_rungs_variational`` rungs). Continuous.
     target_accept, scaling : float, optional
         Acceptance goal (default: the explorer's) and first scale (``2.38 / sqrt(n_params)``).
+    placement : Placement, optional
+        Where the rungs' densities are evaluated: in this process, all rungs in one batched
+        call (the default), or e.g. :class:`pymc_tempering.distributed.DaskPlacement` on the
+        workers of a Dask cluster (:mod:`pymc_tempering.engine.placement`).
     vars, model, rng, initial_point, compile_kwargs, blocked
         As PyMC's; all free variables (the default), ``compile_kwargs["mode"]`` a NumPy one.
 
@@ -125,6 +130,7 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         target_accept: float | None = None,
         scaling: float | None = None,
         init: str = "prior",
+        placement=None,
         model=None,
         rng=None,
         initial_point=None,
@@ -161,6 +167,8 @@ class ExchangeMC(Resumable, SweepCounters, ArrayStepShared):
         self.density = compile_tempered_density(
             model, vars, initial_point, compile_kwargs, gradient=explorer_class.needs_gradient
         )
+        self.placement = check_placement(placement)
+        self.density = self.placement.place(self.density)
         self._read_discrete = compile_discrete_supports(model, vars, self.density.point_map_info)
         discrete = self._read_discrete()
         self.discrete_columns = np.concatenate([v.columns for v in discrete] or [[]]).astype(int)
@@ -593,3 +601,16 @@ def _check_variational(reference, n_rungs_variational, model, step):
     n = n_rungs_variational
     if n is not None and (isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2):
         raise ValueError(f"`n_rungs_variational` must be an int >= 2, got {n!r}.")
+
+
+def check_placement(placement):
+    """``placement``, or the default :class:`Batched` for None; a TypeError for anything
+    without a ``place`` method."""
+    if placement is None:
+        return Batched()
+    if not isinstance(placement, Placement):
+        raise TypeError(
+            f"`placement` must be a placement (an object with a place(potential) method), e.g. "
+            f"pmt.distributed.DaskPlacement(client); got {type(placement).__name__}."
+        )
+    return placement
