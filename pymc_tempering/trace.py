@@ -6,7 +6,7 @@ coordinate. It is also the one reader of a DataTree's groups (:func:`group`) and
 noise stats (:func:`sgld_stats`), so the analysis modules never index raw stat names.
 
 ExchangeMC's stat schema (:data:`EXCHANGE_STATS`) is declared here, once: the sampler emits
-what it says (:mod:`pymc_tempering.step_methods.exchange.stats`) and the readers, which import
+what it says (:mod:`pymc_tempering.engine.stats`) and the readers, which import
 no step method, read it.
 """
 

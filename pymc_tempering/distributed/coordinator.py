@@ -2,7 +2,7 @@
 
 Each sweep it sends every block the betas and proposal scales of its replicas, gathers their
 log-likelihoods (one float per replica), decides the deterministic even/odd swaps
-(:func:`pymc_tempering.step_methods.exchange.swap.propose_swaps`) and re-assigns the rungs:
+(:func:`pymc_tempering.engine.swap.propose_swaps`) and re-assigns the rungs:
 the betas move between replicas, the states stay on their workers (Pigeons.jl's scheme).
 The point of the replica on the ``beta = 1`` rung is fetched with the next sweep's call, so
 only that point travels per draw. Every ``checkpoint_every`` sweeps, and at the last, the
@@ -18,7 +18,7 @@ import numpy as np
 
 from pymc_tempering.kernels.rules import NONE, update_round_trips
 from pymc_tempering.kernels.rwm import optimal_accept, robbins_monro_scaling
-from pymc_tempering.step_methods.exchange.swap import propose_swaps, swap_pairs
+from pymc_tempering.engine.swap import propose_swaps, swap_pairs
 
 __all__ = [
     "RunRecord",

@@ -2,13 +2,13 @@
 
 The bar is PyMC's own (:class:`pymc.progress_bar.MCMCProgressBarManager`, as ``pm.sample``
 draws it: rich in a terminal, marimo in a notebook), fed ExchangeMC's columns (swap rate,
-acceptance at ``beta = 1``, round trips; :func:`pymc_tempering.step_methods.exchange.stats.
+acceptance at ``beta = 1``, round trips; :func:`pymc_tempering.engine.stats.
 progressbar_config`) once per sweep by the coordinator.
 """
 
 from pymc.progress_bar import MCMCProgressBarManager, default_progress_theme
 
-from pymc_tempering.step_methods.exchange import stats as exchange_stats
+from pymc_tempering.engine import stats as exchange_stats
 
 __all__ = ["SweepProgress"]
 

@@ -22,7 +22,7 @@ from pymc_tempering.step_methods._compile.checks import (
     resolve_model,
 )
 from pymc_tempering.step_methods._compile.tempered import compile_tempered_density
-from pymc_tempering.step_methods.exchange.explorers import EXPLORERS
+from pymc_tempering.engine.explorers import EXPLORERS
 from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
 
 __all__ = ["marginal_likelihood", "auto_beta_min"]

@@ -55,7 +55,7 @@ class SweepDraws(NamedTuple):
 def pair_index(lower: np.ndarray):
     """An index that picks the pairs ``lower`` out of a record's row: the slice of every
     second rung from ``lower[0]`` where that is what ``lower`` holds (the even/odd sets of
-    :func:`pymc_tempering.step_methods.exchange.swap.swap_pairs`, a single pair), else ``lower``
+    :func:`pymc_tempering.engine.swap.swap_pairs`, a single pair), else ``lower``
     itself. The same
     entries in the same order (so their sum is the same to the last bit), without the cost of
     fancy indexing on every sweep."""

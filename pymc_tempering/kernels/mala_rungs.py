@@ -98,7 +98,7 @@ def mala_sweep(
     exact_draw=None,
 ):
     """One MALA move on every rung: the readable NumPy oracle of ExchangeMC's MALA explorer
-    (:class:`pymc_tempering.step_methods.exchange.explorers.Langevin`, whose accept rule runs
+    (:class:`pymc_tempering.engine.explorers.Langevin`, whose accept rule runs
     compiled in
     :mod:`pymc_tempering.kernels.rules`); tests compare the two. ``density_grad(batch)`` returns
     ``(logprior, loglik, grad_logprior, grad_loglik)``; gradients are ``(n_rungs, n_params)``.

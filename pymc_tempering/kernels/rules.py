@@ -3,7 +3,7 @@
 Every ExchangeMC sweep path (random walk and MALA, tuning or not) runs these through
 :func:`pymc_tempering.kernels.fused.finish_sweep`; the NumPy functions
 :func:`pymc_tempering.kernels.rwm.metropolis_accept` and
-:func:`pymc_tempering.step_methods.exchange.swap.propose_swaps`
+:func:`pymc_tempering.engine.swap.propose_swaps`
 are their readable oracles, checked against them in ``tests/kernels/test_rules.py``.
 
 Rung ``l`` targets ``logprior + betas[l] * loglik``; at ``beta = 0`` the rung is the prior

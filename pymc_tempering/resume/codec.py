@@ -132,7 +132,8 @@ def _read_str(buf, pos):
 
 
 # where the modules named by checkpoints written before the package was laid out by concern
-# (docs/decisions/100-package-by-concern.md) live now, so older runs still continue
+# (docs/decisions/100-package-by-concern.md), or before the tempering engine left ExchangeMC
+# (docs/decisions/140-tempering-engine.md), live now, so older runs still continue
 MOVED_MODULES = {
     "pymc_tempering._blas": "pymc_tempering._util.blas",
     "pymc_tempering._evidence_checks": "pymc_tempering.evidence.checks",
@@ -141,7 +142,7 @@ MOVED_MODULES = {
     "pymc_tempering._one_temperature": "pymc_tempering.singular.one_temperature",
     "pymc_tempering._trace": "pymc_tempering.trace",
     "pymc_tempering.acceptance_ratio": "pymc_tempering.evidence.bennett",
-    "pymc_tempering.adaptation": "pymc_tempering.step_methods.exchange.tuning",
+    "pymc_tempering.adaptation": "pymc_tempering.engine.tuning",
     "pymc_tempering.approximations": "pymc_tempering.evidence.approximations",
     "pymc_tempering.bridge": "pymc_tempering.evidence.bridge",
     "pymc_tempering.comparison": "pymc_tempering.evidence.compare",
@@ -157,13 +158,20 @@ MOVED_MODULES = {
     "pymc_tempering.llc": "pymc_tempering.singular.llc",
     "pymc_tempering.sgld_analysis": "pymc_tempering.diagnostics.sgld",
     "pymc_tempering.slt": "pymc_tempering.singular.estimators",
-    "pymc_tempering.step_methods.discrete": "pymc_tempering.step_methods.exchange.discrete",
+    "pymc_tempering.step_methods.discrete": "pymc_tempering.engine.discrete",
     "pymc_tempering.step_methods.exchange": "pymc_tempering.step_methods.exchange.sampler",
     "pymc_tempering.step_methods.exchange_options": "pymc_tempering.step_methods.exchange.options",
     "pymc_tempering.step_methods.exchange_state": "pymc_tempering.step_methods.exchange.state",
-    "pymc_tempering.step_methods.exchange_stats": "pymc_tempering.step_methods.exchange.stats",
-    "pymc_tempering.step_methods.explorers": "pymc_tempering.step_methods.exchange.explorers",
-    "pymc_tempering.swap": "pymc_tempering.step_methods.exchange.swap",
+    "pymc_tempering.step_methods.exchange_stats": "pymc_tempering.engine.stats",
+    "pymc_tempering.step_methods.explorers": "pymc_tempering.engine.explorers",
+    "pymc_tempering.step_methods.exchange.auto": "pymc_tempering.engine.auto",
+    "pymc_tempering.step_methods.exchange.discrete": "pymc_tempering.engine.discrete",
+    "pymc_tempering.step_methods.exchange.explorers": "pymc_tempering.engine.explorers",
+    "pymc_tempering.step_methods.exchange.stats": "pymc_tempering.engine.stats",
+    "pymc_tempering.step_methods.exchange.swap": "pymc_tempering.engine.swap",
+    "pymc_tempering.step_methods.exchange.tuning": "pymc_tempering.engine.tuning",
+    "pymc_tempering.step_methods.exchange.variational": "pymc_tempering.engine.variational",
+    "pymc_tempering.swap": "pymc_tempering.engine.swap",
 }
 
 

@@ -15,7 +15,7 @@ from pymc_tempering.kernels.rules import (
     update_round_trips,
 )
 from pymc_tempering.kernels.rwm import metropolis_accept
-from pymc_tempering.step_methods.exchange.swap import log_swap_ratio as numpy_log_swap_ratio
+from pymc_tempering.engine.swap import log_swap_ratio as numpy_log_swap_ratio
 
 INF = np.inf
 

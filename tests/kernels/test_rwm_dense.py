@@ -1,6 +1,6 @@
 """Dense random-walk proposals, the pure parts: batched cross moments, the regularised
 covariance and its Cholesky factor per rung, the window rule of
-:func:`pymc_tempering.step_methods.exchange.tuning.tune_scales`, and the explorer's move, against
+:func:`pymc_tempering.engine.tuning.tune_scales`, and the explorer's move, against
 NumPy and
 hand-derived numbers (no sampling)."""
 
@@ -20,8 +20,8 @@ from pymc_tempering.kernels.rwm import (
     proposal_cholesky,
     proposal_covariance,
 )
-from pymc_tempering.step_methods.exchange import tuning as ad
-from pymc_tempering.step_methods.exchange.explorers import RandomBlock, RandomWalk
+from pymc_tempering.engine import tuning as ad
+from pymc_tempering.engine.explorers import RandomBlock, RandomWalk
 
 
 def _cross(x):

@@ -42,6 +42,7 @@ class TemperedDensity:
     batched_grad: object | None = None
     prior_block: object | None = None
     no_gradient: bool = False  # found by add_batched_gradient: the log density has none
+    prior_draws_per_call: int = PRIOR_BLOCK  # what a sampler draws ahead (engine.records)
 
     def batch(self, x: np.ndarray):
         return self.batched(np.ascontiguousarray(x, dtype=np.float64))

@@ -10,6 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 from pytensor.compile.mode import get_mode
 
+from pymc_tempering.engine.explorers import EXPLORERS
+from pymc_tempering.engine.swap import SWAP_SCHEMES
+from pymc_tempering.engine.tuning import LADDER_OBJECTIVES
+from pymc_tempering.engine.variational import REFERENCES
 from pymc_tempering.ladder import make_ladder
 from pymc_tempering.step_methods._compile import (
     check_all_free,
@@ -17,9 +21,6 @@ from pymc_tempering.step_methods._compile import (
     improper_priors,
     refuse_minibatch,
 )
-from pymc_tempering.step_methods.exchange.explorers import EXPLORERS
-from pymc_tempering.step_methods.exchange.swap import SWAP_SCHEMES
-from pymc_tempering.step_methods.exchange.tuning import LADDER_OBJECTIVES
 
 __all__ = [
     "ExchangeOptions",
@@ -193,7 +194,7 @@ def local_settings(
 def choose_explorer(explorer, proposal):
     """``(explorer, proposal)`` resolved: ``explorer="auto"`` starts as the random walk
     (:func:`auto_eligible` says whether it may switch to dense MALA while tuning,
-    :mod:`~pymc_tempering.step_methods.exchange.auto`); ``proposal=None`` is ``"diag"``
+    :mod:`~pymc_tempering.engine.auto`); ``proposal=None`` is ``"diag"``
     (docs/decisions/110-exchange-defaults.md)."""
     if explorer == "auto":
         explorer = "rwm"
@@ -247,3 +248,25 @@ def check_compile_kwargs(compile_kwargs, sampler: str = "ExchangeMC") -> None:
             "density over all rungs on NumPy arrays, with compiled NumPy kernels between "
             f"calls, so it needs a NumPy backend. {fix}"
         )
+
+
+def check_variational(reference, n_rungs_variational, model, columns, betas) -> None:
+    """``reference="variational"`` needs a continuous model and a ladder from ``beta = 0``;
+    ``n_rungs_variational`` an int >= 2 or None."""
+    if reference not in REFERENCES:
+        raise ValueError(f"`reference` must be one of {REFERENCES}, got {reference!r}.")
+    if columns.size:
+        names = [v.name for v in model.discrete_value_vars]
+        raise ValueError(
+            f"reference='variational' fits a Gaussian on the continuous parameters; {names} "
+            "are discrete. Pass reference='prior' (the default) for this model."
+        )
+    if betas[0] != 0:
+        raise ValueError(
+            "reference='variational' joins two ladders that each start at beta = 0 (the fixed "
+            f"one at the prior); this ladder starts at {betas[0]}. Pass a ladder starting "
+            "at 0, or reference='prior'."
+        )
+    n = n_rungs_variational
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2):
+        raise ValueError(f"`n_rungs_variational` must be an int >= 2, got {n!r}.")

@@ -14,9 +14,9 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
 from pymc_tempering import exact
+from pymc_tempering.engine import auto
 from pymc_tempering.kernels.moments import covariance_init
 from pymc_tempering.resume import STATE_STAT, continue_sampling
-from pymc_tempering.step_methods.exchange import auto
 from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
 from pymc_tempering.trace import LOCAL_MOVES
 
@@ -241,7 +241,7 @@ def test_the_junction_waits_for_the_decision(monkeypatch):
     decided: the probe reads the fixed leg's own chain (on a centred hierarchical model the
     unfitted leg's replicas made a Gaussian-like posterior score 8.9 and kept the walk).
     Swapping while probing fails this."""
-    from pymc_tempering.step_methods.exchange import variational as legs
+    from pymc_tempering.engine import variational as legs
 
     sweeps = []
     swap = legs.junction_swap

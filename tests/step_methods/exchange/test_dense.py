@@ -18,8 +18,8 @@ from helpers import (
 from helpers import seed_lecture_model as lecture_model
 from scipy import stats
 
+from pymc_tempering.engine import explorers
 from pymc_tempering.kernels import mala_rungs, rwm
-from pymc_tempering.step_methods.exchange import explorers
 from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
 
 # a correlated Gaussian: theta ~ N(M0, S0), y_i ~ N(theta, S_LIK), i = 1..3
@@ -168,20 +168,22 @@ def test_a_continued_dense_run_equals_one_long_run():
 
 def test_auto_is_dense_for_small_models_only():
     with correlated_model():
-        assert ExchangeMC(explorer="rwm", n_rungs=4, proposal="auto").dense
-        assert not ExchangeMC(explorer="rwm", n_rungs=4).dense  # the walk's default: diagonal
-        assert not ExchangeMC(n_rungs=4, explorer="auto").dense  # the walk first (auto.py)
-        assert not ExchangeMC(n_rungs=4).dense  # the default: the diagonal walk
-        assert ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").dense
+        assert ExchangeMC(explorer="rwm", n_rungs=4, proposal="auto").options.dense
+        assert not ExchangeMC(
+            explorer="rwm", n_rungs=4
+        ).options.dense  # the walk: diagonal
+        assert not ExchangeMC(n_rungs=4, explorer="auto").options.dense  # the walk first (auto.py)
+        assert not ExchangeMC(n_rungs=4).options.dense  # the default: the diagonal walk
+        assert ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").options.dense
     with pm.Model():  # 30 parameters: dense for MALA only (no extra density rows)
         x = pm.Normal("x", 0, 1, shape=30)
         pm.Normal("y", x, 1, observed=np.zeros(30))
-        assert not ExchangeMC(explorer="rwm", n_rungs=4, proposal="auto").dense
-        assert ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").dense
+        assert not ExchangeMC(explorer="rwm", n_rungs=4, proposal="auto").options.dense
+        assert ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").options.dense
     with pm.Model():
         x = pm.Normal("x", 0, 1, shape=70)
         pm.Normal("y", x, 1, observed=np.zeros(70))
-        assert not ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").dense
+        assert not ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").options.dense
 
 
 @pytest.mark.parametrize(
@@ -202,10 +204,10 @@ def test_dense_mala_with_discrete_variables_is_refused_and_auto_stays_diagonal()
         pm.Normal("y", mu + k, 1, observed=[0.1, 0.2])
         with pytest.raises(ValueError, match="`proposal='dense'` with explorer='mala'"):
             ExchangeMC(n_rungs=4, explorer="mala", proposal="dense")
-        assert not ExchangeMC(n_rungs=4, explorer="mala", proposal="auto").dense
+        assert not ExchangeMC(n_rungs=4, explorer="mala", proposal="auto").options.dense
         assert ExchangeMC(
             explorer="rwm", n_rungs=4, proposal="dense"
-        ).dense  # the random walk leaves k alone
+        ).options.dense  # the random walk leaves k alone
 
 
 # -- MALA with a dense preconditioner per rung ---------------------------------------------------

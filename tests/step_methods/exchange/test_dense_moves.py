@@ -1,5 +1,5 @@
 """ExchangeMC's dense MALA explorer makes several local moves per sweep
-(:func:`~pymc_tempering.step_methods.exchange.explorers.dense_local_moves`): the count, the
+(:func:`~pymc_tempering.engine.explorers.dense_local_moves`): the count, the
 replicas' cached densities and gradients after the in-place moves, and exact moments of every
 rung of a 10-dimensional correlated Gaussian (three moves per sweep), against MCSE."""
 
@@ -10,7 +10,7 @@ import pytest
 from helpers import SAMPLE_KWARGS, assert_same_run, gaussian_tempered_law
 
 from pymc_tempering import tempering_dataset
-from pymc_tempering.step_methods.exchange.explorers import dense_local_moves
+from pymc_tempering.engine.explorers import dense_local_moves
 from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
 
 D = 10

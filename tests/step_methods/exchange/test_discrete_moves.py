@@ -10,9 +10,9 @@ from helpers import SAMPLE_KWARGS
 from scipy import stats
 
 import pymc_tempering as pmt
+from pymc_tempering.engine import discrete as discrete_module
 from pymc_tempering.evidence.core.mcse import mean_mcse
 from pymc_tempering.step_methods._compile import discrete_variables
-from pymc_tempering.step_methods.exchange import discrete as discrete_module
 
 Y = np.array([4.2, 6.1, 5.3])
 SD = 1.0

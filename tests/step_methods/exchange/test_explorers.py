@@ -10,11 +10,11 @@ import pymc as pm
 import pytest
 from helpers import run_steps
 
+from pymc_tempering.engine.discrete import Mixed
+from pymc_tempering.engine.explorers import EXPLORERS, Explorer, Independent
 from pymc_tempering.exact import two_mode_model
 from pymc_tempering.kernels import independence
 from pymc_tempering.resume import codec
-from pymc_tempering.step_methods.exchange.discrete import Mixed
-from pymc_tempering.step_methods.exchange.explorers import EXPLORERS, Explorer, Independent
 from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
 
 PRIOR_SD = 3.0

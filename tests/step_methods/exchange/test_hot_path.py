@@ -10,6 +10,7 @@ import pytensor
 import pytest
 from helpers import normal_model
 
+from pymc_tempering.engine.swap import swap_pairs
 from pymc_tempering.kernels.fused import pair_index
 from pymc_tempering.resume.checkpoint import (
     CHUNK_BYTES,
@@ -21,7 +22,6 @@ from pymc_tempering.resume.checkpoint import (
     snapshot_due,
 )
 from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
-from pymc_tempering.step_methods.exchange.swap import swap_pairs
 
 FAST = {"mode": pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")}
 

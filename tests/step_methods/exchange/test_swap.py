@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from pymc_tempering.step_methods.exchange.swap import log_swap_ratio, propose_swaps, swap_pairs
+from pymc_tempering.engine.swap import log_swap_ratio, propose_swaps, swap_pairs
 
 
 def test_log_swap_ratio_by_hand():

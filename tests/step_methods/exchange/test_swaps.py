@@ -17,6 +17,7 @@ from helpers import (
 )
 
 import pymc_tempering as pmt
+from pymc_tempering.engine.run import TemperingRun
 from pymc_tempering.kernels import fused
 from pymc_tempering.kernels.fused import SWAP
 
@@ -37,14 +38,14 @@ def test_sign_flipped_swap_rule_in_the_compiled_sweep_fails_the_bimodal_test(mon
 def _spied_run(monkeypatch, sweeps_per_draw, scheme="deo", draws=60):
     """Run ExchangeMC recording every sweep's record; return (idata, records)."""
     records = []
-    sweep = pmt.ExchangeMC._sweep
+    sweep = TemperingRun._sweep
 
     def spy(self):
         record = sweep(self)
         records.append(record.copy())
         return record
 
-    monkeypatch.setattr(pmt.ExchangeMC, "_sweep", spy)
+    monkeypatch.setattr(TemperingRun, "_sweep", spy)
     with seed_lecture_model():
         idata = pm.sample(
             draws=draws,

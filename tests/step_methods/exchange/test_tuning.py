@@ -1,13 +1,13 @@
-"""pymc_tempering.step_methods.exchange.tuning: ExchangeMC's tuning rules as pure functions,
+"""pymc_tempering.engine.tuning: ExchangeMC's tuning rules as pure functions,
 with hand-derived numbers. (The sampler-level tuning tests are in
 tests/step_methods/exchange/test_sampler_tuning.py.)"""
 
 import numpy as np
 import pytest
 
+from pymc_tempering.engine import tuning as ad
 from pymc_tempering.kernels.moments import moments_init, welford_update
 from pymc_tempering.ladder import geometric_ladder
-from pymc_tempering.step_methods.exchange import tuning as ad
 
 
 def test_robbins_monro_step_by_hand():

@@ -13,8 +13,8 @@ from pymc.blocking import DictToArrayBijection
 from scipy import stats
 
 import pymc_tempering as pmt
+from pymc_tempering.engine import variational as legs
 from pymc_tempering.resume import continue_sampling
-from pymc_tempering.step_methods.exchange import variational as legs
 
 QUIET = dict(progressbar=False, compute_convergence_checks=False)
 PRIOR_SD = 3.0

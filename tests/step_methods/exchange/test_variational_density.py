@@ -1,4 +1,4 @@
-"""What the variational leg caches and how it is kept true (step_methods/exchange/variational.py),
+"""What the variational leg caches and how it is kept true (engine/variational.py),
 against closed forms on a correlated Gaussian: the leg's density (log q, log prior + log lik -
 log q, and their gradients), the replicas re-expressed for a refitted q (reweight), and the
 junction swap, after which every replica's fields are those of its new leg at its point."""
@@ -6,9 +6,9 @@ junction swap, after which every replica's fields are those of its new leg at it
 import numpy as np
 from scipy import stats
 
+from pymc_tempering.engine import variational as legs
 from pymc_tempering.kernels.fused import Replicas
 from pymc_tempering.kernels.reference import gaussian_reference, reference_sample
-from pymc_tempering.step_methods.exchange import variational as legs
 
 PRIOR_SD = 3.0
 LIK_MEAN = np.array([1.0, -2.0])

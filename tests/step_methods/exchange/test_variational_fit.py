@@ -1,4 +1,4 @@
-"""The variational reference's fitting record (step_methods/exchange/variational.py): the
+"""The variational reference's fitting record (engine/variational.py): the
 schedule of fits (windows ending at sweeps 50, 150, 350, 750, ... while they end within 80% of
 tuning), each fit from its own window's draws only, non-finite draws left out, and a window
 stuck in any one coordinate refused (its variance below MIN_VARIANCE relative to 1 + mean^2)."""
@@ -6,10 +6,10 @@ stuck in any one coordinate refused (its variance below MIN_VARIANCE relative to
 import numpy as np
 import pytest
 
+from pymc_tempering.engine import variational as legs
 from pymc_tempering.kernels.dense import DenseMoments
 from pymc_tempering.kernels.moments import Moments
 from pymc_tempering.kernels.reference import DENSE_MAX_PARAMS, gaussian_reference
-from pymc_tempering.step_methods.exchange import variational as legs
 
 
 def _fit_sweeps(tune_sweeps, d=2):

@@ -13,8 +13,8 @@ import pytest
 from pymc.blocking import DictToArrayBijection
 
 import pymc_tempering as pmt
+from pymc_tempering.engine import variational as legs
 from pymc_tempering.kernels.reference import reference_grad, reference_logpdf
-from pymc_tempering.step_methods.exchange import variational as legs
 
 TUNE = 188  # windows end at sweeps 50 and 150 (0.8 * 188 = 150.4); 350 would not
 FIT_SWEEPS = [49, 149]
@@ -155,7 +155,7 @@ def test_the_two_legs_pairs_are_one_even_odd_set_of_the_joined_ladder(monkeypatc
         step.setup_chain(np.random.default_rng(0), tune=20, draws=0)
     point = DictToArrayBijection.map({"w": np.zeros(2)})
     step.astep(point)  # replicas made
-    leg = step.variational
+    leg = step.run.variational
     proposed = []
 
     def spy(pairs, joined):
@@ -166,7 +166,7 @@ def test_the_two_legs_pairs_are_one_even_odd_set_of_the_joined_ladder(monkeypatc
 
         return wrapper
 
-    monkeypatch.setattr(step, "_pairs", spy(step._pairs, lambda i: i))
+    monkeypatch.setattr(step.run.fixed, "_pairs", spy(step.run.fixed._pairs, lambda i: i))
     monkeypatch.setattr(leg, "_pairs", spy(leg._pairs, lambda j: n_fixed + n_var - 2 - j))
     swap = legs.junction_swap
 

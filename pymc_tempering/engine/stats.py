@@ -12,7 +12,6 @@ import math
 import numpy as np
 
 from pymc_tempering.kernels.fused import ACCEPT, ACCEPTED, SWAP, SWAPPED
-from pymc_tempering.step_methods._progress import progress_columns
 from pymc_tempering.trace import (
     EVIDENCE_LADDER_STAT,
     EXCHANGE_STATS,
@@ -26,11 +25,9 @@ __all__ = [
     "ScalingStats",
     "SweepAverage",
     "draw_stats",
-    "progressbar_config",
 ]
 
 STATS_DTYPES_SHAPES = EXCHANGE_STATS  # declared once, beside its reader (pymc_tempering.trace)
-PROGRESS_STATS = ("swap_rate", "accept", "round_trips")
 
 
 def _pad(values, length):
@@ -129,20 +126,3 @@ class SweepAverage:
         record[rungs] = total[rungs] / self.n
         record[pairs] = np.divide(total[pairs], attempts, out=record[pairs], where=attempts > 0)
         return record
-
-
-def progressbar_config(n_chains=1):
-    """PyMC's progress-bar columns for ExchangeMC."""
-    fields = [
-        ("swap_rate", "Swap rate", ":0.2f", 0.0),
-        ("accept", "Accept", ":0.2f", 0.0),
-        ("round_trips", "Round trips", "", 0),
-    ]
-    return progress_columns(fields, n_chains)
-
-
-def progressbar_update_functions():
-    def update_stats(step_stats):
-        return {k: step_stats[k] for k in PROGRESS_STATS}
-
-    return (update_stats,)

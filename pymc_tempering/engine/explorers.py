@@ -69,7 +69,7 @@ class Explorer(Protocol):
 
     def explore(self, replicas, betas, scales, exact, rng, random, pairs):
         """``(proposal, draws, random)`` for this sweep. ``scales`` is the
-        :class:`~pymc_tempering.step_methods.exchange.tuning.ScaleTuning`; ``exact`` rung 0's
+        :class:`~pymc_tempering.engine.tuning.ScaleTuning`; ``exact`` rung 0's
         independent prior draw or None; ``random`` a buffer of random numbers kept in the
         sampling state (returned updated); ``pairs()`` draws the pairs to propose for
         swapping, called where the explorer's random stream wants it (a seed's trace stays)."""

@@ -21,8 +21,8 @@ discrete ones), and the swaps exchange whole replicas as before.
 
 import numpy as np
 
+from pymc_tempering.engine.explorers import Explorer
 from pymc_tempering.kernels.discrete import lattice_jump, lattice_log_ratios, tempered_gibbs
-from pymc_tempering.step_methods.exchange.explorers import Explorer
 
 __all__ = ["GIBBS_MAX_STATES", "DiscreteMoves", "Mixed"]
 
@@ -89,7 +89,7 @@ class DiscreteMoves:
 class Mixed(Explorer):
     """An explorer for models with discrete variables: :class:`DiscreteMoves` on every rung,
     then the continuous explorer's move of the continuous columns (an
-    :class:`~pymc_tempering.step_methods.exchange.explorers.Explorer`)."""
+    :class:`~pymc_tempering.engine.explorers.Explorer`)."""
 
     def __init__(self, continuous: Explorer, moves):
         self.continuous = continuous

@@ -24,20 +24,20 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pymc_tempering.kernels.dense import DenseMoments, dense_preconditioner, rung_covariance_update
-from pymc_tempering.kernels.fused import Replicas
-from pymc_tempering.kernels.moments import Moments, covariance_init
-from pymc_tempering.step_methods.exchange.explorers import (
+from pymc_tempering.engine.explorers import (
     MALA_TARGET_ACCEPT,
     Explorer,
     Langevin,
     RandomWalk,
 )
-from pymc_tempering.step_methods.exchange.tuning import (
+from pymc_tempering.engine.tuning import (
     FIRST_WINDOW,
     ScaleTuning,
     window_fraction,
 )
+from pymc_tempering.kernels.dense import DenseMoments, dense_preconditioner, rung_covariance_update
+from pymc_tempering.kernels.fused import Replicas
+from pymc_tempering.kernels.moments import Moments, covariance_init
 from pymc_tempering.trace import LOCAL_MOVES
 
 __all__ = [
