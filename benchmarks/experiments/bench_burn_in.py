@@ -16,7 +16,7 @@ Settings (``marginal_likelihood(model, random_seed=s)``, ``cores=1``):
 
 * ``now``: the defaults (independence proposals per rung, ``tune=500``: windows and the first
   fit end in the first half of tuning,
-  :data:`pymc_tempering.step_methods.exchange.tuning.FIT_WINDOW_FRACTION`);
+  :data:`pymc_tempering.engine.tuning.FIT_WINDOW_FRACTION`);
 * ``before``: what 4f4b691 shipped: independence proposals, ``tune=250``, windows and the first
   fit within 80% of tuning (``FIT_WINDOW_FRACTION = 0.8``, set here for the run);
 * ``rwm``: ``step_kwargs={"explorer": "rwm"}`` (``tune=250``), the random walk.
@@ -39,7 +39,7 @@ import pymc as pm
 
 import pymc_tempering as pmt
 from pymc_tempering import exact
-from pymc_tempering.step_methods.exchange import tuning as adaptation
+from pymc_tempering.engine import tuning as adaptation
 
 SETTINGS = {
     "now": ({}, None),
