@@ -26,15 +26,8 @@ from pymc_tempering.kernels.langevin import langevin_proposal, moves_to_forget
 from pymc_tempering.kernels.rules import NONE
 from pymc_tempering.kernels.rwm import optimal_accept
 
-__all__ = [
-    "Explorer",
-    "RandomWalk",
-    "Langevin",
-    "Independent",
-    "EXPLORERS",
-    "RandomBlock",
-    "IndependentRandom",
-]
+__all__ = ["Explorer", "RandomWalk", "Langevin", "Independent", "EXPLORERS", "RandomBlock",
+           "IndependentRandom"]  # fmt: skip
 
 MALA_TARGET_ACCEPT = 0.574
 # the random walk draws its normals and uniforms for this many sweeps at once (fewer, larger
@@ -226,33 +219,14 @@ class Langevin(Explorer):
                 x, proposal[:, cols], grad, prop_grad[:, cols], noise, scale
             )
         return self._finish(
-            proposal,
-            logprior,
-            loglik,
-            grad_prior,
-            grad_lik,
-            prop_grad,
-            log_q_ratio,
-            exact,
-            rng,
-            pairs,
-            random,
-        )
+            proposal, logprior, loglik, grad_prior, grad_lik, prop_grad, log_q_ratio, exact,
+            rng, pairs, random,
+        )  # fmt: skip
 
     def _finish(
-        self,
-        proposal,
-        logprior,
-        loglik,
-        grad_prior,
-        grad_lik,
-        prop_grad,
-        log_q_ratio,
-        exact,
-        rng,
-        pairs,
-        random,
-    ):
+        self, proposal, logprior, loglik, grad_prior, grad_lik, prop_grad, log_q_ratio, exact,
+        rng, pairs, random,
+    ):  # fmt: skip
         n_rungs = proposal.shape[0]
         # a non-finite gradient: reject the move
         logprior = np.where(mala_rungs.finite_rows(prop_grad), logprior, -np.inf)

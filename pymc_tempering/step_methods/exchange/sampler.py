@@ -15,36 +15,21 @@ from pymc.step_methods.compound import Competence
 from pymc.util import get_value_vars_from_user_vars
 
 from pymc_tempering._util.blas import one_blas_thread
-from pymc_tempering.engine.auto import WalkThenMALA
-from pymc_tempering.engine.discrete import DiscreteMoves, Mixed
-from pymc_tempering.engine.explorers import EXPLORERS
-from pymc_tempering.engine.leg import Leg, LegOptions
-from pymc_tempering.engine.placement import Batched, Placement
-from pymc_tempering.engine.run import TemperingRun
-from pymc_tempering.engine.variational import VariationalDensity
-from pymc_tempering.ladder import make_ladder
 from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods._compile import (
     check_observed_finite,
-    compile_discrete_supports,
-    compile_tempered_density,
 )
 from pymc_tempering.step_methods._progress import progress_columns
+from pymc_tempering.step_methods.exchange.build import build_run
 from pymc_tempering.step_methods.exchange.options import (
-    auto_eligible,
     check_compile_kwargs,
     check_model,
-    check_variational,
-    choose_explorer,
-    dense_proposal,
     exchange_options,
-    local_settings,
 )
 from pymc_tempering.step_methods.exchange.state import ExchangeMCState, LegState, delegate
 from pymc_tempering.trace import (
     EXCHANGE_STATS,
     LADDER_STAT,
-    LOCAL_MOVES,
     PAIR_STATS,
     RUNG_STATS,
     VARIATIONAL_PREFIX,
@@ -139,86 +124,24 @@ class ExchangeMC(Resumable, ArrayStepShared):
         check_observed_finite(model, "ExchangeMC")
         check_compile_kwargs(compile_kwargs)
         options = exchange_options(
-            model,
-            betas=betas,
-            n_rungs=n_rungs,
-            ladder=ladder,
-            ladder_objective=ladder_objective,
-            adapt_n_rungs=adapt_n_rungs,
-            swap_scheme=swap_scheme,
-            sweeps_per_draw=sweeps_per_draw,
-            init=init,
-            explorer=explorer,
-            proposal=proposal,
-            reference=reference,
+            model, betas=betas, n_rungs=n_rungs, ladder=ladder,
+            ladder_objective=ladder_objective, adapt_n_rungs=adapt_n_rungs,
+            swap_scheme=swap_scheme, sweeps_per_draw=sweeps_per_draw, init=init,
+            explorer=explorer, proposal=proposal, reference=reference,
             n_rungs_variational=n_rungs_variational,
-        )
-        explorer, proposal = choose_explorer(options.explorer, options.proposal)
-        explorer_class = EXPLORERS[explorer]
-        density = compile_tempered_density(
-            model, vars, initial_point, compile_kwargs, gradient=explorer_class.needs_gradient
-        )
-        self.placement = check_placement(placement)
-        density = self.placement.place(density)
-        self._read_discrete = compile_discrete_supports(model, vars, density.point_map_info)
-        discrete = self._read_discrete()
-        columns = np.concatenate([v.columns for v in discrete] or [[]]).astype(int)
-        n_continuous = density.n_params - columns.size
-        moves = explorer_class(density, columns)
-        # explorer="auto": the walk, switched to dense MALA while tuning (engine.auto); with a
-        # proposal chosen, the walk with it
-        auto = options.explorer == "auto" and auto_eligible(
-            n_continuous, bool(discrete), options.proposal
-        )
-        if auto:
-            moves = WalkThenMALA(density, columns)
-        if discrete:
-            moves = Mixed(moves, DiscreteMoves(density, discrete))
-        settings = local_settings(
-            prior_rung,
-            target_accept,
-            scaling,
-            betas=options.betas,
-            density=density,
-            default_target_accept=moves.default_target_accept(n_continuous),
-            n_discrete=columns.size,
-        )
-        dense = dense_proposal(proposal, explorer, n_continuous, discrete=bool(discrete))
-        # the local move as the stat EXPLORER_STAT records it, e.g. "mala+dense"
-        self.local_move = f"{explorer}+{'dense' if dense else 'diag'}"
-        leg_options = LegOptions(
-            betas=options.betas,
-            max_rungs=options.max_rungs,
-            adaptive_ladder=options.adaptive_ladder,
-            adapt_n_rungs=options.adapt_n_rungs,
-            ladder_objective=options.ladder_objective,
-            swap_scheme=options.swap_scheme,
-            sweeps_per_draw=options.sweeps_per_draw,
-            prior_rung=settings.prior_rung,
-            init=options.init if density.can_sample_prior() else "jitter",
-            target_accept=settings.target_accept,
-            user_target_accept=target_accept,
-            initial_log_scaling=settings.initial_log_scaling,
-            # a dense proposal learns its covariances from gradients too, while tuning (MALA's
-            # own, or forward differences); not with discrete variables, which have none
-            dense=dense,
-            grad_tuning=dense and not discrete,
-            auto=auto,
-            local_move_code=np.int8(LOCAL_MOVES.index(self.local_move)),
-        )
-
-        def make_fixed(run):
-            return Leg(density, moves, leg_options, columns, run)
-
-        make_variational = None
-        if reference != "prior":
-            check_variational(reference, n_rungs_variational, model, columns, options.betas)
-            make_variational = _variational_leg(
-                density, moves, leg_options, columns, n_rungs_variational, ladder
-            )
-        self.run = TemperingRun(make_fixed, make_variational)
+        )  # fmt: skip
+        local = dict(
+            prior_rung=prior_rung, target_accept=target_accept, scaling=scaling,
+            reference=reference, n_rungs_variational=n_rungs_variational, ladder=ladder,
+        )  # fmt: skip
+        built = build_run(
+            model, vars, initial_point, options, placement=placement,
+            compile_kwargs=compile_kwargs, local=local,
+        )  # fmt: skip
+        self.run, self._read_discrete = built.run, built.read_discrete
+        self.local_move, self.placement = built.local_move, built.placement
         super().__init__(vars, {}, blocked=blocked, rng=rng)
-        if make_variational is not None:
+        if self.run.variational is not None:  # the leg's per-rung stats too
             dtypes = dict(self.stats_dtypes_shapes)
             for name in (LADDER_STAT, *RUNG_STATS, *PAIR_STATS):
                 dtypes[VARIATIONAL_PREFIX + name] = (object, None)
@@ -292,35 +215,3 @@ class ExchangeMC(Resumable, ArrayStepShared):
             return {k: step_stats[k] for k in ("swap_rate", "accept", "round_trips")}
 
         return (update_stats,)
-
-
-def _variational_leg(density, moves, leg_options, columns, n_rungs_variational, ladder):
-    """The builder of the variational leg (:class:`~pymc_tempering.engine.leg.Leg` on
-    :class:`~pymc_tempering.engine.variational.VariationalDensity`): its own ladder (the fixed
-    one's, or ``ladder``'s spacing with ``n_rungs_variational`` rungs: a poorly fitting ``q``
-    needs rungs near 0 as the prior does) and explorer, the run's stream."""
-    betas = leg_options.betas
-    if n_rungs_variational is not None:
-        betas = make_ladder(None, n_rungs_variational, ladder)
-    n_var = betas.size
-    max_rungs = max(2 * n_var, 64) if leg_options.adapt_n_rungs else n_var
-    options = leg_options.for_variational(betas.copy(), max_rungs)
-
-    def make(run):
-        leg_density = VariationalDensity(density, None)
-        return Leg(leg_density, type(moves)(leg_density, columns), options, columns, run)
-
-    return make
-
-
-def check_placement(placement):
-    """``placement``, or the default :class:`Batched` for None; a TypeError for anything
-    without a ``place`` method."""
-    if placement is None:
-        return Batched()
-    if not isinstance(placement, Placement):
-        raise TypeError(
-            f"`placement` must be a placement (an object with a place(potential) method), e.g. "
-            f"pmt.distributed.DaskPlacement(client); got {type(placement).__name__}."
-        )
-    return placement
