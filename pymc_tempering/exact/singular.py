@@ -190,6 +190,22 @@ def reduced_rank_learning_coefficient(n_inputs, n_outputs, n_hidden, true_rank):
     At :math:`r = H` (a regular point) it is half the dimension of the rank-:math:`H`
     matrices, :math:`(H(M + N) - H^2) / 2`.
 
+    Parameters
+    ----------
+    n_inputs : int
+        :math:`M`, the dimension of :math:`x`.
+    n_outputs : int
+        :math:`N`, the dimension of :math:`y`.
+    n_hidden : int
+        :math:`H`, the inner dimension of :math:`BA`.
+    true_rank : int
+        :math:`r \le H`, the rank of the true matrix.
+
+    Returns
+    -------
+    tuple of (float, int)
+        :math:`(\lambda, m)`.
+
     References
     ----------
     M. Aoyagi and S. Watanabe, "Stochastic complexities of reduced rank regression in Bayesian
