@@ -111,7 +111,10 @@ def prior_spread_beta_min(prior_loglik, margin=PRIOR_SPREAD_MARGIN, bounds=PRIOR
         Log-likelihoods of independent prior draws; ``-inf`` (prior draws the data rule out)
         is left out. Fewer than 2 finite values give the lower bound.
     margin : float, default 2**-10
+        :math:`\beta\,\mathrm{sd}_0(\ell)` at the returned rung, before rounding down to a
+        power of 2 (:data:`PRIOR_SPREAD_MARGIN`).
     bounds : (float, float), default (2**-50, 2**-10)
+        The lowest and highest rung returned (:data:`PRIOR_SPREAD_BOUNDS`).
 
     Examples
     --------

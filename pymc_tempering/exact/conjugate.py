@@ -21,6 +21,7 @@ def lecture_log_evidence(x, b=1.0):
     Parameters
     ----------
     x : array_like, shape (n,)
+        The observations.
     b : float or array_like, default 1.0
         Prior standard deviation of ``mu``; an array gives one value per ``b``.
 

@@ -120,9 +120,11 @@ def singular_mean_loglik(n, betas, d=2):
     Parameters
     ----------
     n : float
+        Sample size (the likelihood's scale), >= 0.
     betas : array_like
         Inverse temperatures in [0, 1].
     d : int, default 2
+        The number of parameters :math:`w_j`.
 
     Returns
     -------
@@ -149,7 +151,9 @@ def singular_free_energy_asymptotic(n, d=2, constant=None):
     Parameters
     ----------
     n : float
+        Sample size (the expansion is asymptotic in it).
     d : int, default 2
+        The number of parameters :math:`w_j`.
     constant : float, optional
         ``c``; default :data:`SINGULAR_CONSTANT_D2` (``4 log 2 - gamma``) for ``d = 2`` and 0
         otherwise (the paper gives the O(1/log n) term only for ``d = 2``).
