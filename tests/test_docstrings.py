@@ -17,6 +17,7 @@ Run as a script for the full list, the skipped modules' gaps included:
 ``PYTHONPATH=$PWD python tests/test_docstrings.py``.
 """
 
+import doctest
 import importlib
 import inspect
 import re
@@ -352,6 +353,46 @@ def test_every_parameter_has_an_entry_of_its_own(name, obj):
         pytest.skip(f"{obj.__module__} is in SKIP_MODULES (being rewritten; issue 43)")
     gaps = parameter_gaps(obj)
     assert not gaps, f"{name} ({obj.__module__}):\n  " + "\n  ".join(gaps)
+
+
+def docstring_examples():
+    """``(name, doctest)`` of every public callable whose docstring has an Examples block that
+    runs (lines marked ``# doctest: +SKIP`` need a sampled run and are left out), with the
+    module's names, ``np`` and ``pmt`` in scope as in ``pytest --doctest-modules``."""
+    import numpy as np
+
+    import pymc_tempering as pmt
+
+    finder = doctest.DocTestFinder(recurse=False)
+    found = []
+    for name, obj in public_callables():
+        if skipped(obj):
+            continue
+        globs = {**vars(sys.modules[obj.__module__]), "np": np, "pmt": pmt}
+        for test in finder.find(obj, name, globs=globs):
+            runs = [ex for ex in test.examples if not ex.options.get(doctest.SKIP)]
+            if runs:
+                found.append((name, test))
+    return found
+
+
+def test_docstring_examples_are_found():
+    """One-line Examples run; Examples that need a sampled run (all ``+SKIP``) do not."""
+    names = [name for name, _ in docstring_examples()]
+    assert "pymc_tempering.exact.two_mode_log_evidence" in names  # one example line
+    assert "pymc_tempering.exact.monomial_power_moments" in names  # two
+    assert "pymc_tempering.evidence.combine_legs" not in names  # every line +SKIP
+    assert len(names) >= 20
+
+
+@pytest.mark.parametrize("name, test", [pytest.param(*e, id=e[0]) for e in docstring_examples()])
+def test_docstring_examples_hold(name, test):
+    """The numbers an Example shows are what the function returns (an API page that shows a
+    wrong value teaches it)."""
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    report = []
+    runner.run(test, out=report.append)
+    assert runner.failures == 0, "".join(report)
 
 
 if __name__ == "__main__":

@@ -113,7 +113,8 @@ def combine_legs(prior: xr.Dataset, variational: xr.Dataset) -> xr.Dataset:
 
     Examples
     --------
-    >>> legs = [pmt.tempering_dataset(idata, leg=leg) for leg in ("prior", "variational")]
+    >>> legs = [pmt.tempering_dataset(idata, leg=leg)                  # doctest: +SKIP
+    ...         for leg in ("prior", "variational")]
     >>> combine_legs(*map(pmt.evidence.thermodynamic_integration, legs))   # doctest: +SKIP
     """
     parts = [_per_estimator(prior), _per_estimator(variational)]

@@ -107,7 +107,7 @@ def monomial_power_moments(n, betas, k=(1, 1), prior_sd=1.0):
     --------
     >>> mean, var = monomial_power_moments(1e4, [0.1], k=(1,))   # regular, d = 1
     >>> round(float(-0.1 * mean[0]), 4), round(float(0.01 * var[0]), 4)   # both near 1/2
-    (0.4995, 0.499)
+    (0.4998, 0.4995)
     """
     k, n, s = _check_k(k), float(n), float(prior_sd)
     betas = np.atleast_1d(np.asarray(betas, dtype=float))
