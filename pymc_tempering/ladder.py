@@ -25,14 +25,28 @@ __all__ = [
 
 
 def geometric_ladder(n_rungs: int = 32) -> np.ndarray:
-    """Nagata & Watanabe's ladder: ``beta_1 = 0`` and ``beta_l = 2 ** (l - L)`` for ``l >= 2``."""
+    """Nagata & Watanabe's ladder: ``beta_1 = 0`` and ``beta_l = 2 ** (l - L)`` for ``l >= 2``.
+
+    Parameters
+    ----------
+    n_rungs : int, default 32
+        :math:`L`, the rungs in all, the ``beta = 0`` rung included.
+    """
     n_rungs = _check_n_rungs(n_rungs)
     exponents = np.arange(2, n_rungs + 1) - n_rungs
     return np.concatenate([[0.0], 2.0**exponents])
 
 
 def power_ladder(n_rungs: int = 32, power: float = 5.0) -> np.ndarray:
-    """Friel & Pettitt (2008) ladder ``beta_i = (i / (L - 1)) ** power``, ``i = 0..L-1``."""
+    """Friel & Pettitt (2008) ladder ``beta_i = (i / (L - 1)) ** power``, ``i = 0..L-1``.
+
+    Parameters
+    ----------
+    n_rungs : int, default 32
+        :math:`L`, the rungs in all, ``beta = 0`` and ``beta = 1`` included.
+    power : float, default 5.0
+        The exponent: larger values put more rungs near ``beta = 0``.
+    """
     n_rungs = _check_n_rungs(n_rungs)
     if not np.isfinite(power) or power <= 0:
         raise ValueError(f"`power` must be a positive number, got {power!r}.")
@@ -48,6 +62,13 @@ def evidence_ladder(n_rungs=256, beta_min=2.0**-30):
     variance about :math:`(\Delta\log\beta)^2\,\beta^2\mathrm{Var}_\beta[\ell]`, so at a
     fixed range the total falls as ``1 / n_rungs``) and the quadrature error, while for small
     models one batched density call serves all rungs, so extra rungs cost little.
+
+    Parameters
+    ----------
+    n_rungs : int, default 256
+        Rungs in all, the ``beta = 0`` rung included.
+    beta_min : float, default 2.0**-30
+        The smallest positive rung, in ``(0, 1)``.
 
     Examples
     --------
@@ -90,7 +111,10 @@ def prior_spread_beta_min(prior_loglik, margin=PRIOR_SPREAD_MARGIN, bounds=PRIOR
         Log-likelihoods of independent prior draws; ``-inf`` (prior draws the data rule out)
         is left out. Fewer than 2 finite values give the lower bound.
     margin : float, default 2**-10
+        :math:`\beta\,\mathrm{sd}_0(\ell)` at the returned rung, before rounding down to a
+        power of 2 (:data:`PRIOR_SPREAD_MARGIN`).
     bounds : (float, float), default (2**-50, 2**-10)
+        The lowest and highest rung returned (:data:`PRIOR_SPREAD_BOUNDS`).
 
     Examples
     --------
@@ -124,6 +148,14 @@ def evidence_n_rungs(beta_min, rungs_per_octave=RUNGS_PER_OCTAVE) -> int:
     drift then escapes the MCSE (docs/decisions/070-beta-min-auto.md). At the density of the
     old default the ladder above ``beta_min`` is the old one, with the rungs below dropped.
 
+    Parameters
+    ----------
+    beta_min : float
+        The smallest positive rung, in ``(0, 1)``.
+    rungs_per_octave : float, default RUNGS_PER_OCTAVE
+        Rungs per halving of beta (:data:`RUNGS_PER_OCTAVE`: 255 over 30 octaves, the old
+        default's density).
+
     Examples
     --------
     >>> evidence_n_rungs(2.0**-30), evidence_n_rungs(2.0**-16)
@@ -145,7 +177,14 @@ def _check_n_rungs(n_rungs) -> int:
 
 
 def validate_betas(betas) -> np.ndarray:
-    """Return ``betas`` as a float array, or raise a ValueError that says what to fix."""
+    """Return ``betas`` as a float array, or raise a ValueError that says what to fix.
+
+    Parameters
+    ----------
+    betas : array_like
+        A ladder: one-dimensional, at least 2 finite rungs, strictly increasing in ``[0, 1]``,
+        ending at 1 (the posterior rung that PyMC records).
+    """
     betas = np.asarray(betas, dtype=float)
     if betas.ndim != 1:
         raise ValueError(f"`betas` must be one-dimensional, got shape {betas.shape}.")
@@ -176,8 +215,19 @@ def make_ladder(betas=None, n_rungs=None, ladder="geometric") -> np.ndarray:
     """Resolve the user's ``betas`` / ``n_rungs`` / ``ladder`` arguments into a validated ladder.
 
     ``betas`` wins when given (``n_rungs`` must then agree). Otherwise ``ladder`` names the
-    initial spacing, ``"geometric"`` (seed paper, default) or ``"power"``, of ``n_rungs`` rungs
-    (default 32).
+    initial spacing of ``n_rungs`` rungs.
+
+    Parameters
+    ----------
+    betas : array_like, optional
+        An explicit ladder, checked by :func:`validate_betas`; wins when given.
+    n_rungs : int, optional
+        Rungs of the named ladder; default ``None``: 32. With ``betas`` it must equal their
+        number.
+    ladder : {"geometric", "power", "adaptive"}, default "geometric"
+        The named spacing: :func:`geometric_ladder` (the seed paper's) or
+        :func:`power_ladder`; ``"adaptive"`` starts from the geometric one (ExchangeMC
+        re-places it while tuning). Unused with ``betas``.
     """
     if betas is not None:
         betas = validate_betas(betas)
@@ -198,8 +248,15 @@ def make_ladder(betas=None, n_rungs=None, ladder="geometric") -> np.ndarray:
 def communication_barrier(betas, rejection) -> np.ndarray:
     """Cumulative communication barrier ``Lambda(beta_l) = sum_{k < l} r_k`` (Syed et al. 2021).
 
-    ``rejection[k]`` is the swap rejection rate between rungs ``k`` and ``k + 1``. Returns an
-    array of the same length as ``betas`` starting at 0; its last entry is the global barrier.
+    Returns an array of the same length as ``betas`` starting at 0; its last entry is the
+    global barrier.
+
+    Parameters
+    ----------
+    betas : array_like
+        The ladder, ``L`` rungs.
+    rejection : array_like
+        ``L - 1`` swap rejection rates: ``rejection[k]`` between rungs ``k`` and ``k + 1``.
     """
     betas = validate_betas(betas)
     rejection = np.clip(np.asarray(rejection, dtype=float), 0.0, 1.0)
@@ -248,6 +305,15 @@ def respace_ladder(betas, pair_cost, n_rungs=None) -> np.ndarray:
     ``pair_cost[k] >= 0`` is the cost attributed to the interval ``[betas[k], betas[k+1]]``.
     The cumulative cost is interpolated piecewise-linearly in ``beta`` (monotone) and inverted
     at ``n_rungs`` equally spaced levels; the end points are kept.
+
+    Parameters
+    ----------
+    betas : array_like
+        The current ladder, ``L`` rungs.
+    pair_cost : array_like
+        ``L - 1`` costs, ``pair_cost[k] >= 0`` that of ``[betas[k], betas[k+1]]``.
+    n_rungs : int, optional
+        Rungs of the new ladder; default ``None``: ``len(betas)``.
     """
     betas = validate_betas(betas)
     n_rungs = betas.size if n_rungs is None else _check_n_rungs(n_rungs)
@@ -261,6 +327,15 @@ def equal_rejection_ladder(betas, rejection, n_rungs=None) -> np.ndarray:
 
     Inverts a monotone interpolation of the cumulative communication barrier
     ``Lambda(beta)`` at equally spaced levels (Syed et al. 2021, Algorithm 4).
+
+    Parameters
+    ----------
+    betas : array_like
+        The current ladder, ``L`` rungs.
+    rejection : array_like
+        ``L - 1`` estimated swap rejection rates of neighbouring rungs.
+    n_rungs : int, optional
+        Rungs of the new ladder; default ``None``: ``len(betas)``.
     """
     rejection = np.clip(np.asarray(rejection, dtype=float), 0.0, 1.0)
     return respace_ladder(betas, rejection, n_rungs)
@@ -282,6 +357,15 @@ def thermodynamic_length_ladder(betas, loglik_sd, n_rungs=None) -> np.ndarray:
     For the same reason a ladder that starts at ``beta = 0`` keeps its lowest positive rung:
     the interval ``[0, betas[1]]`` is not re-placed, and the other ``n_rungs - 2`` rungs are
     spread over ``[betas[1], 1]``.
+
+    Parameters
+    ----------
+    betas : array_like
+        The current ladder, ``L`` rungs.
+    loglik_sd : array_like
+        ``L`` standard deviations of the log-likelihood, one per rung.
+    n_rungs : int, optional
+        Rungs of the new ladder; default ``None``: ``len(betas)``.
     """
     betas = validate_betas(betas)
     n_rungs = betas.size if n_rungs is None else _check_n_rungs(n_rungs)
@@ -332,7 +416,13 @@ def suggested_n_rungs(barrier: float) -> int:
 
 
 def wbic_beta(n_obs) -> float:
-    """Watanabe's WBIC inverse temperature ``beta* = 1 / log(n_obs)`` (needs ``n_obs >= 3``)."""
+    """Watanabe's WBIC inverse temperature ``beta* = 1 / log(n_obs)``.
+
+    Parameters
+    ----------
+    n_obs : int
+        The number of observations :math:`n`, at least 3 (so that ``beta*`` lies in (0, 1)).
+    """
     n_obs = float(n_obs)
     if not np.isfinite(n_obs) or n_obs < 3:
         raise ValueError(
@@ -349,6 +439,16 @@ def wbic_ladder(n_obs, betas=None, n_rungs: int = 32) -> np.ndarray:
     inserted as one more rung, unless a rung is already within a relative 1e-9 of it (that rung
     is then moved onto ``beta*``). The rungs on either side of ``beta*`` are what
     :func:`pymc_tempering.learning_coefficient`'s two-temperature estimator reads.
+
+    Parameters
+    ----------
+    n_obs : int
+        The number of observations :math:`n` (at least 3), as for :func:`wbic_beta`.
+    betas : array_like, optional
+        The ladder to insert ``beta*`` into; default ``None``: :func:`geometric_ladder` of
+        ``n_rungs``.
+    n_rungs : int, default 32
+        Rungs of the default ladder, before ``beta*`` is inserted; unused with ``betas``.
 
     Examples
     --------

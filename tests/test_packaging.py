@@ -1,9 +1,14 @@
 """The repository stands on its own as a package: the licence the metadata names, one version
-source read by everything that states a version, project URLs and classifiers, and CI's wheel
-check wired in. Reads files only (the build itself runs in ``.ci/wheel_check``)."""
+source read by everything that states a version, project URLs and classifiers, CI's wheel
+check wired in, and an sdist that is the source tree without build artefacts (built here, in a
+few seconds; the wheel is built and installed by ``.ci/wheel_check``)."""
 
 import ast
 import re
+import shutil
+import subprocess
+import sys
+import tarfile
 import tomllib
 from pathlib import Path
 
@@ -104,3 +109,148 @@ def test_read_the_docs_builds_the_docs_extra_with_warnings_as_errors():
     assert re.search(r"^version: 2$", text, flags=re.M)
     assert "configuration: docs/conf.py" in text and "fail_on_warning: true" in text
     assert re.search(r"extra_requirements:\s*\n\s*- docs", text)
+
+
+# --- the sdist -----------------------------------------------------------------------------------
+
+#: Files an sdist adds of its own: the metadata setuptools writes.
+SDIST_METADATA = re.compile(r"^(PKG-INFO|setup\.cfg|pymc_tempering\.egg-info/.+)$")
+
+#: Build artefacts, caches and environments planted in the copy the sdist is built from; none
+#: may ship. Figures written by the examples and the docs build are artefacts too.
+ARTEFACTS = (
+    "build/lib/pymc_tempering/__init__.py",
+    "dist/pymc_tempering-0.0.0.tar.gz",
+    ".venv/bin/python",
+    ".venv/lib/python3.12/site-packages/numpy/__init__.py",
+    "docs/_build/html/index.html",
+    "docs/_build/.jupyter_cache/global.db",
+    "docs/api/generated/pymc_tempering.MALA.rst",
+    "docs/gallery/_output/01_clouds.png",
+    "docs/guide/_runs/run.nc",
+    "docs/guide/.ipynb_checkpoints/tempering-checkpoint.md",
+    "examples/output/01_clouds.png",
+    "examples/01_clouds.png",
+    "benchmarks/output/table.txt",
+    "pymc_tempering/__pycache__/ladder.cpython-312.pyc",
+    "pymc_tempering/kernels/__pycache__/rules.log_accept_ratio-31.py312.nbi",  # numba's cache
+    "pymc_tempering/kernels/__pycache__/rules.log_accept_ratio-31.py312.1.nbc",
+    "pymc_tempering/kernels/ladder.pyc",
+    "tests/__pycache__/test_packaging.cpython-312-pytest-8.0.pyc",
+    ".pytest_cache/v/cache/lastfailed",
+    "tests/.pytest_cache/v/cache/nodeids",
+    ".ruff_cache/0.6.0/123",
+)
+
+
+#: Where builds, the docs and the examples write (mirrors .gitignore and MANIFEST.in's prunes).
+OUTPUT_DIRS = (
+    "build/", "dist/", ".venv/", "docs/_build/", "docs/api/generated/", "docs/gallery/_output/",
+    "docs/guide/_runs/", "examples/output/", "benchmarks/output/",
+)  # fmt: skip
+CACHES = {"__pycache__", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints"}
+
+
+def source_files(root: Path = ROOT) -> list[str]:
+    """The files an sdist of ``root`` must carry: those git tracks in a checkout; in a tree
+    without git (an unpacked sdist) its files less the sdist's own metadata and what builds,
+    test runs and the docs write there (:data:`OUTPUT_DIRS`, :data:`CACHES`)."""
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=True
+        ).stdout.decode()
+        if listed:
+            return sorted(f for f in listed.split("\0") if f and (root / f).is_file())
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    found = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
+    return sorted(
+        f
+        for f in found
+        if not SDIST_METADATA.match(f)
+        and not f.startswith(OUTPUT_DIRS)
+        and not CACHES & set(f.split("/"))
+    )
+
+
+def sdist_members(sdist: Path) -> list[str]:
+    """The files of ``sdist`` relative to its top folder (``pymc_tempering-<version>/``)."""
+    with tarfile.open(sdist) as tar:
+        names = [m.name for m in tar.getmembers() if m.isfile()]
+    tops = {n.split("/", 1)[0] for n in names}
+    assert tops == {f"pymc_tempering-{package_version()}"}, tops
+    return sorted(n.split("/", 1)[1] for n in names)
+
+
+def sdist_gaps(members, sources) -> list[str]:
+    """What is wrong with an sdist of ``members`` built from ``sources``: a source file it
+    lacks, or a file it holds that is neither a source file nor its own metadata."""
+    members, sources = set(members), set(sources)
+    gaps = [f"missing: {f}" for f in sorted(sources - members)]
+    extra = sorted(f for f in members - sources if not SDIST_METADATA.match(f))
+    return gaps + [f"not a source file: {f}" for f in extra]
+
+
+def test_sdist_is_the_source_tree_without_artefacts(tmp_path):
+    """``python -m build --sdist`` (setuptools' build_sdist, as build calls it) on a copy of the
+    source files with build artefacts planted beside them: the sdist holds every source file
+    (the package, all of tests/ with its helpers and data, docs, examples, README, LICENSE,
+    CHANGELOG.md, CITATION.cff, pyproject.toml) and none of the artefacts."""
+    pytest.importorskip("setuptools")
+    sources = source_files()
+    for need in (
+        "pymc_tempering/__init__.py",
+        "tests/helpers.py",
+        "tests/conftest.py",
+        "README.md",
+        "LICENSE",
+        "CHANGELOG.md",
+        "CITATION.cff",
+        "pyproject.toml",
+        "MANIFEST.in",
+    ):
+        assert need in sources, need
+    src = tmp_path / "src"
+    for name in sources:
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, src / name)
+    for name in ARTEFACTS:
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text("artefact\n")
+    out = tmp_path / "dist"
+    build = "import sys; from setuptools import build_meta; build_meta.build_sdist(sys.argv[1])"
+    done = subprocess.run(
+        [sys.executable, "-c", build, str(out)], cwd=src, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (sdist,) = out.glob("*.tar.gz")
+    members = sdist_members(sdist)
+    assert not sdist_gaps(members, sources), sdist_gaps(members, sources)[:20]
+    assert not set(ARTEFACTS) & set(members)
+
+
+def test_sdist_gaps_names_what_is_missing_and_what_is_extra():
+    """Its broken variants: a source file left out, an artefact shipped."""
+    sources = ["README.md", "pymc_tempering/__init__.py", "tests/helpers.py"]
+    metadata = ["PKG-INFO", "setup.cfg", "pymc_tempering.egg-info/SOURCES.txt"]
+    assert sdist_gaps(sources + metadata, sources) == []
+    assert sdist_gaps(["README.md", "pymc_tempering/__init__.py", *metadata], sources) == [
+        "missing: tests/helpers.py"
+    ]
+    shipped = [*sources, "docs/_build/html/index.html", "pymc_tempering.egg-info"]
+    assert sdist_gaps(shipped, sources) == [
+        "not a source file: docs/_build/html/index.html",
+        "not a source file: pymc_tempering.egg-info",
+    ]
+
+
+def test_source_files_of_an_unpacked_sdist(tmp_path):
+    """Without git, the tree's files less the sdist's metadata, the caches a test run leaves
+    and what a build or the docs write."""
+    for name in ("README.md", "tests/helpers.py", "PKG-INFO", "setup.cfg",
+                 "pymc_tempering.egg-info/SOURCES.txt", "tests/__pycache__/helpers.pyc",
+                 ".pytest_cache/v/x", "build/lib/pymc_tempering/__init__.py",
+                 "docs/_build/html/index.html", "docs/guide.md"):  # fmt: skip
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x\n")
+    assert source_files(tmp_path) == ["README.md", "docs/guide.md", "tests/helpers.py"]

@@ -53,6 +53,7 @@ def laplace_evidence(model=None) -> xr.Dataset:
     Parameters
     ----------
     model : pm.Model, optional
+        The model; default the one of the enclosing ``with`` block.
 
     Returns
     -------
@@ -114,6 +115,7 @@ def bic(model=None, *, n_obs=None) -> xr.Dataset:
     Parameters
     ----------
     model : pm.Model, optional
+        The model; default the one of the enclosing ``with`` block.
     n_obs : int, optional
         Number of observations; default the total size of the observed variables (required
         for a model whose likelihood is only Potentials).

@@ -186,8 +186,10 @@ def mbar(data, leg=None) -> xr.Dataset:
 
     Parameters
     ----------
-    data, leg : DataTree or Dataset, {"prior", "variational"}, optional
-        As for :func:`bar`.
+    data : DataTree or Dataset
+        As for :func:`bar`: an ExchangeMC run whose ladder starts at ``beta = 0``.
+    leg : {"prior", "variational"}, optional
+        Which ladder of a two-leg run to read, as for :func:`bar`.
 
     Returns
     -------

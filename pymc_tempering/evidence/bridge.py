@@ -240,8 +240,10 @@ def bridge_sampling(
         Proposal draws; default as many as posterior draws enter the estimate.
     random_seed : int or numpy.random.Generator, optional
         The same seed and draws give the same result (not the stream that made the draws).
-    tol, maxiter : float, int, default 1e-10, 1000
-        Stop when :math:`\log \hat Z` changes by less than ``tol``, or after ``maxiter``.
+    tol : float, default 1e-10
+        The iteration stops when :math:`\log \hat Z` changes by less than ``tol``.
+    maxiter : int, default 1000
+        The most iterations; the iteration stops there.
     mode_search : int, default 8
         Prior draws from which BFGS climbs, looking for modes no draw visited; 0 skips it.
 

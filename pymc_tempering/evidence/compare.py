@@ -175,10 +175,12 @@ def compare_evidence(models, model_prior=None, method=None, *, estimator=None):
         legs (``reference="variational"``): their combination (``combine_legs``).
     model_prior : dict of {str: float}, optional
         Prior model probabilities (normalised here). Uniform by default.
-    method, estimator : {"ti", "ss", "bar", "mbar"}, optional
-        The estimator for ExchangeMC DataTrees and :func:`marginal_likelihood` results (or full
-        names); default ``"ti"``, or a result's first one where it lacks TI. ``estimator`` is
-        the former name of ``method``; give one of the two.
+    method : {"ti", "ss", "bar", "mbar"}, optional
+        The estimator for ExchangeMC DataTrees and :func:`marginal_likelihood` results (or
+        their full names); default ``None``: ``"ti"``, or a result's first one where it lacks
+        TI.
+    estimator : {"ti", "ss", "bar", "mbar"}, optional
+        The former name of ``method``, kept working; give one of the two.
 
     Returns
     -------

@@ -91,10 +91,13 @@ def combine_legs(prior: xr.Dataset, variational: xr.Dataset) -> xr.Dataset:
 
     Parameters
     ----------
-    prior, variational : xarray.Dataset
-        The same estimators on each leg: :func:`marginal_likelihood`-like results (dim
-        ``estimator``) or one estimator's results (:func:`thermodynamic_integration`, ...) of
-        ``pmt.tempering_dataset(idata, leg="prior")`` and ``leg="variational"``.
+    prior : xarray.Dataset
+        The prior leg's estimates: a :func:`marginal_likelihood`-like result (dim
+        ``estimator``) or one estimator's result (:func:`thermodynamic_integration`, ...) of
+        ``pmt.tempering_dataset(idata, leg="prior")``.
+    variational : xarray.Dataset
+        The variational leg's, with the same estimators as ``prior``: from
+        ``pmt.tempering_dataset(idata, leg="variational")``.
 
     Returns
     -------
@@ -110,7 +113,8 @@ def combine_legs(prior: xr.Dataset, variational: xr.Dataset) -> xr.Dataset:
 
     Examples
     --------
-    >>> legs = [pmt.tempering_dataset(idata, leg=leg) for leg in ("prior", "variational")]
+    >>> legs = [pmt.tempering_dataset(idata, leg=leg)                  # doctest: +SKIP
+    ...         for leg in ("prior", "variational")]
     >>> combine_legs(*map(pmt.evidence.thermodynamic_integration, legs))   # doctest: +SKIP
     """
     parts = [_per_estimator(prior), _per_estimator(variational)]

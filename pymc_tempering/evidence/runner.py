@@ -68,20 +68,28 @@ def marginal_likelihood(
     ----------
     model : pm.Model, optional
         Default: the model on the context stack. Proper priors, finite observed data.
-    n_rungs, beta_min : int or "auto", float or "auto", default "auto", "auto"
-        The ladder :func:`pymc_tempering.ladder.evidence_ladder`: ``0`` then geometric from
-        ``beta_min`` to 1. "auto": :func:`auto_beta_min` (from the log-likelihood's spread over
-        prior draws) and :func:`pymc_tempering.ladder.evidence_n_rungs`. A number for
-        ``beta_min`` must sit well below ``1 / sd`` of that spread, or TI and SS are biased.
+    n_rungs : int or "auto", default "auto"
+        Rungs of the ladder :func:`pymc_tempering.ladder.evidence_ladder` (``0`` then geometric
+        from ``beta_min`` to 1). "auto": :func:`pymc_tempering.ladder.evidence_n_rungs` of
+        ``beta_min``.
+    beta_min : float or "auto", default "auto"
+        The smallest positive rung. "auto": :func:`auto_beta_min`, from the log-likelihood's
+        spread over prior draws. A number must sit well below ``1 / sd`` of that spread, or TI
+        and SS are biased.
     ladder : {"geometric", "adaptive"}, default "geometric"
         Fixed, or re-placed during tuning at equal thermodynamic length (warned: biased on
         multimodal targets). ``betas`` or ``ladder`` in ``step_kwargs`` replace it.
     reference : {"prior", "variational"}, default "prior"
         "variational": a second leg from a fitted Gaussian (continuous models); each leg's
         estimate and their combination (:func:`pymc_tempering.evidence.legs.combine_legs`).
-    draws, tune, chains : int, default 1000, None, 8
-        Passed to ``pm.sample``; ``tune=None`` follows the explorer (:func:`default_tune`).
-        Keep at least 4 chains: the MCSE sees variation slower than a chain through them.
+    draws : int, default 1000
+        Recorded draws per chain, passed to ``pm.sample``.
+    tune : int, optional
+        Tuning draws per chain, passed to ``pm.sample``; default ``None``: as the explorer
+        needs (:func:`default_tune`).
+    chains : int, default 8
+        Chains, passed to ``pm.sample``. Keep at least 4: the MCSE sees variation slower than a
+        chain only through the spread between chains.
     random_seed : int, optional
         The same seed gives the same result, bit for bit.
     method : str or sequence of str, default ("ti", "ss")
@@ -307,6 +315,24 @@ def auto_beta_min(model, step_kwargs=None, random_seed=None) -> float:
     builds anyway (compiled once per model and options, :mod:`..step_methods._compile.cache`),
     so this costs the draws only (milliseconds on small models). A model whose prior cannot be
     drawn from gets the lower bound, :data:`pymc_tempering.ladder.PRIOR_SPREAD_BOUNDS` [0].
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The model whose prior is drawn from.
+    step_kwargs : dict, optional
+        The :class:`~pymc_tempering.ExchangeMC` arguments of the run (``explorer``,
+        ``initial_point``, ``compile_kwargs``): the density is compiled as that run compiles
+        it, so the run reuses it. Default ``None``: the density without its gradient, as the
+        random walk compiles it.
+    random_seed : int or sequence of int, optional
+        Seeds the prior draws (the same seed, the same ``beta_min``), leaving the seed as
+        ``pm.sample`` will find it; anything else draws afresh.
+
+    Returns
+    -------
+    float
+        The smallest positive rung of the evidence ladder.
     """
     step_kwargs = step_kwargs or {}
     explorer = EXPLORERS.get(step_kwargs.get("explorer", "rwm"))

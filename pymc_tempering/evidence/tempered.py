@@ -248,9 +248,25 @@ def estimate_evidence(data, method="corrected", leg=None) -> EvidenceEstimates:
     """Both estimators from a DataTree (or Dataset), pooled over per-chain ladders, without
     warning: the problems found are returned for the caller to raise.
 
-    ``leg``: as :func:`pymc_tempering.trace.tempering_dataset`'s (default the fixed leg, or
-    the leg of a dataset it returned). The datasets carry the observed-data fingerprint in
-    ``attrs["observed_data"]`` and the leg read in ``attrs["leg"]``.
+    The datasets carry the observed-data fingerprint in ``attrs["observed_data"]`` and the leg
+    read in ``attrs["leg"]``.
+
+    Parameters
+    ----------
+    data : DataTree or Dataset
+        As for :func:`thermodynamic_integration`.
+    method : {"corrected", "trapezoid"}, default "corrected"
+        TI's quadrature rule, as for :func:`thermodynamic_integration`.
+    leg : {"prior", "variational"}, optional
+        As :func:`pymc_tempering.trace.tempering_dataset`'s: default the fixed leg, or the leg
+        of a dataset it returned.
+
+    Returns
+    -------
+    EvidenceEstimates
+        ``(ti, ss, ti_problems, ss_problems)``: TI's and SS's results, as
+        :func:`thermodynamic_integration` and :func:`stepping_stone` return them, and the texts
+        of the warnings each would raise.
     """
     if method not in ("corrected", "trapezoid"):
         raise ValueError(f"`method` must be 'corrected' or 'trapezoid', got {method!r}.")

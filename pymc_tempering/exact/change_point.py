@@ -116,11 +116,17 @@ def change_point_log_evidence(beta=1.0, *, years=None, counts=None, alpha=1.0, r
     ----------
     beta : float, default 1.0
         Power of the likelihood, in [0, 1]; 1 gives the marginal likelihood, 0 gives 0.
-    years, counts : array_like, optional
-        The series; default :func:`pymc_tempering.exact.datasets.coal_mining_disasters`. ``years``
-        only labels the switchpoints and does not change :math:`Z`.
-    alpha, rate : float, default 1.0
-        Gamma shape and rate of both Poisson rates.
+    years : array_like, optional
+        Strictly increasing labels of the years, one per count; default the coal-mining years
+        (with default ``counts``), else ``0, 1, ...``. They only label the switchpoints and do
+        not change :math:`Z`.
+    counts : array_like, optional
+        Non-negative integer counts per year, at least 2; default
+        :func:`pymc_tempering.exact.datasets.coal_mining_disasters`.
+    alpha : float, default 1.0
+        Gamma shape of both Poisson rates.
+    rate : float, default 1.0
+        Gamma rate of both Poisson rates.
 
     Returns
     -------
@@ -145,8 +151,17 @@ def change_point_posterior(*, years=None, counts=None, alpha=1.0, rate=1.0):
 
     Parameters
     ----------
-    years, counts, alpha, rate
-        As :func:`change_point_log_evidence`.
+    years : array_like, optional
+        Strictly increasing labels of the years, one per count; default the coal-mining years
+        (with default ``counts``), else ``0, 1, ...``. They only label the switchpoints and do
+        not change :math:`Z`.
+    counts : array_like, optional
+        Non-negative integer counts per year, at least 2; default
+        :func:`pymc_tempering.exact.datasets.coal_mining_disasters`.
+    alpha : float, default 1.0
+        Gamma shape of both Poisson rates.
+    rate : float, default 1.0
+        Gamma rate of both Poisson rates.
 
     Returns
     -------
@@ -180,8 +195,17 @@ def change_point_power_moments(betas, *, years=None, counts=None, alpha=1.0, rat
     ----------
     betas : array_like
         Inverse temperatures in [0, 1].
-    years, counts, alpha, rate
-        As :func:`change_point_log_evidence`.
+    years : array_like, optional
+        Strictly increasing labels of the years, one per count; default the coal-mining years
+        (with default ``counts``), else ``0, 1, ...``. They only label the switchpoints and do
+        not change :math:`Z`.
+    counts : array_like, optional
+        Non-negative integer counts per year, at least 2; default
+        :func:`pymc_tempering.exact.datasets.coal_mining_disasters`.
+    alpha : float, default 1.0
+        Gamma shape of both Poisson rates.
+    rate : float, default 1.0
+        Gamma rate of both Poisson rates.
 
     Returns
     -------
@@ -203,6 +227,22 @@ def no_change_log_evidence(beta=1.0, *, counts=None, alpha=1.0, rate=1.0):
     r"""Exact :math:`\log Z_\beta` of :func:`no_change_model`: one rate for every year,
     :math:`\lambda \sim \mathrm{Gamma}(a, b)` (one Poisson-Gamma segment).
 
+    Parameters
+    ----------
+    beta : float, default 1.0
+        Power of the likelihood, in [0, 1]; 1 gives the marginal likelihood, 0 gives 0.
+    counts : array_like, optional
+        Non-negative integer counts per year, at least 2; default
+        :func:`pymc_tempering.exact.datasets.coal_mining_disasters`.
+    alpha : float, default 1.0
+        Gamma shape of the rate.
+    rate : float, default 1.0
+        Gamma rate of the rate.
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> round(no_change_log_evidence(), 4)
@@ -216,7 +256,25 @@ def no_change_log_evidence(beta=1.0, *, counts=None, alpha=1.0, rate=1.0):
 
 def no_change_power_moments(betas, *, counts=None, alpha=1.0, rate=1.0):
     r""":math:`E_\beta[\ell]` and :math:`\mathrm{Var}_\beta[\ell]` of :func:`no_change_model`
-    (the one-segment case of :func:`change_point_power_moments`)."""
+    (the one-segment case of :func:`change_point_power_moments`).
+
+    Parameters
+    ----------
+    betas : array_like
+        Inverse temperatures in [0, 1].
+    counts : array_like, optional
+        Non-negative integer counts per year, at least 2; default
+        :func:`pymc_tempering.exact.datasets.coal_mining_disasters`.
+    alpha : float, default 1.0
+        Gamma shape of the rate.
+    rate : float, default 1.0
+        Gamma rate of the rate.
+
+    Returns
+    -------
+    mean, var : ndarray
+        One value per ``beta``.
+    """
     _, counts = _data(None, counts)
     n, s, a0 = counts.size, counts.sum(), float(alpha)
     betas = np.atleast_1d(np.asarray(betas, dtype=float))
@@ -243,8 +301,17 @@ def change_point_model(*, years=None, counts=None, alpha=1.0, rate=1.0):
 
     Parameters
     ----------
-    years, counts, alpha, rate
-        As :func:`change_point_log_evidence` (default the coal-mining series and Gamma(1, 1)).
+    years : array_like, optional
+        Strictly increasing labels of the years, one per count; default the coal-mining years
+        (with default ``counts``), else ``0, 1, ...``. They only label the switchpoints and do
+        not change :math:`Z`.
+    counts : array_like, optional
+        Non-negative integer counts per year, at least 2; default
+        :func:`pymc_tempering.exact.datasets.coal_mining_disasters`.
+    alpha : float, default 1.0
+        Gamma shape of both Poisson rates.
+    rate : float, default 1.0
+        Gamma rate of both Poisson rates.
 
     Returns
     -------
@@ -264,7 +331,22 @@ def change_point_model(*, years=None, counts=None, alpha=1.0, rate=1.0):
 
 def no_change_model(*, counts=None, alpha=1.0, rate=1.0):
     """PyMC model with one Poisson rate ``rate ~ Gamma(alpha, beta=rate)`` for every year, the
-    alternative to :func:`change_point_model`; exact answer :func:`no_change_log_evidence`."""
+    alternative to :func:`change_point_model`; exact answer :func:`no_change_log_evidence`.
+
+    Parameters
+    ----------
+    counts : array_like, optional
+        Non-negative integer counts per year, at least 2; default
+        :func:`pymc_tempering.exact.datasets.coal_mining_disasters`.
+    alpha : float, default 1.0
+        Gamma shape of the rate.
+    rate : float, default 1.0
+        Gamma rate of the rate.
+
+    Returns
+    -------
+    pymc.Model
+    """
     import pymc as pm
 
     years, counts = _data(None, counts)

@@ -21,6 +21,7 @@ def lecture_log_evidence(x, b=1.0):
     Parameters
     ----------
     x : array_like, shape (n,)
+        The observations.
     b : float or array_like, default 1.0
         Prior standard deviation of ``mu``; an array gives one value per ``b``.
 
@@ -66,10 +67,17 @@ def normal_gamma_log_evidence(y, X, mean, precision, shape, rate):
     Parameters
     ----------
     y : array_like, shape (n,)
+        The responses.
     X : array_like, shape (n, k)
+        The design matrix.
     mean : array_like, shape (k,)
+        :math:`m_0`, the prior mean of :math:`\theta`.
     precision : array_like, shape (k, k)
-    shape, rate : float
+        :math:`Q_0`, the prior precision of :math:`\theta` in units of :math:`\tau`.
+    shape : float
+        :math:`a_0`, the Gamma shape of the noise precision :math:`\tau`.
+    rate : float
+        :math:`b_0`, the Gamma rate of :math:`\tau`.
 
     Returns
     -------
@@ -123,6 +131,12 @@ def radiata_pine_log_evidence(y, covariate, prior=None):
 
 
 def read_radiata_pine(path):
-    """Columns ``y``, ``x``, ``z`` of a radiata pine CSV (header ``y,x,z``) as a dict of arrays."""
+    """Columns ``y``, ``x``, ``z`` of a radiata pine CSV (header ``y,x,z``) as a dict of arrays.
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV file: a header ``y,x,z``, then one row of numbers per specimen.
+    """
     table = np.genfromtxt(Path(path), delimiter=",", names=True)
     return {name: np.asarray(table[name], dtype=float) for name in ("y", "x", "z")}

@@ -11,7 +11,20 @@ EGG_BOX_SIDE = 10.0 * np.pi
 
 
 def egg_box_loglik(x, y):
-    r"""The egg-box log-likelihood :math:`(2 + \cos(x/2)\cos(y/2))^5` (NumPy)."""
+    r"""The egg-box log-likelihood :math:`(2 + \cos(x/2)\cos(y/2))^5` (NumPy).
+
+    Parameters
+    ----------
+    x : array_like
+        First coordinate(s), broadcast against ``y``.
+    y : array_like
+        Second coordinate(s).
+
+    Returns
+    -------
+    ndarray
+        The log-likelihood at each point.
+    """
     return (2.0 + np.cos(np.asarray(x) / 2.0) * np.cos(np.asarray(y) / 2.0)) ** 5
 
 
@@ -52,6 +65,7 @@ def egg_box_log_evidence(beta=1.0, n_grid=512):
     beta : float, default 1.0
         Power of the likelihood.
     n_grid : int, default 512
+        Grid points per axis of the periodic trapezoid rule.
 
     Returns
     -------
@@ -74,6 +88,13 @@ def egg_box_power_moments(betas, n_grid=512):
     Weighted means over the periodic grid of :func:`egg_box_log_evidence`, weights
     :math:`\propto e^{\beta\ell}`: the first two derivatives of :math:`\log Z_\beta`, and the
     inputs of the (corrected) trapezoid rule of thermodynamic integration.
+
+    Parameters
+    ----------
+    betas : array_like
+        Inverse temperatures.
+    n_grid : int, default 512
+        Grid points per axis, as for :func:`egg_box_log_evidence`.
 
     Returns
     -------

@@ -72,7 +72,10 @@ def eight_schools_log_evidence(beta=1.0, y=EIGHT_SCHOOLS_Y, sigma=EIGHT_SCHOOLS_
     ----------
     beta : float, default 1.0
         Power of the likelihood, in (0, 1]; 1 gives the marginal likelihood.
-    y, sigma : array_like, default the eight schools
+    y : array_like, default EIGHT_SCHOOLS_Y
+        The schools' estimated effects :math:`y_j` (:data:`EIGHT_SCHOOLS_Y`).
+    sigma : array_like, default EIGHT_SCHOOLS_SIGMA
+        Their standard errors :math:`\sigma_j` (:data:`EIGHT_SCHOOLS_SIGMA`).
     **prior
         ``mu_sd`` and ``tau_scale``, default :data:`EIGHT_SCHOOLS_PRIOR` (5 and 5).
 
@@ -110,8 +113,12 @@ def eight_schools_mean_loglik(betas, y=EIGHT_SCHOOLS_Y, sigma=EIGHT_SCHOOLS_SIGM
     ----------
     betas : array_like
         Inverse temperatures in [0, 1].
-    y, sigma, **prior
-        As :func:`eight_schools_log_evidence`.
+    y : array_like, default EIGHT_SCHOOLS_Y
+        The schools' estimated effects :math:`y_j` (:data:`EIGHT_SCHOOLS_Y`).
+    sigma : array_like, default EIGHT_SCHOOLS_SIGMA
+        Their standard errors :math:`\sigma_j` (:data:`EIGHT_SCHOOLS_SIGMA`).
+    **prior
+        ``mu_sd`` and ``tau_scale``, as for :func:`eight_schools_log_evidence`.
 
     Returns
     -------

@@ -58,6 +58,17 @@ def mixture_data(n=14, *, separation=4.0, sigma=1.0, seed=0):
     """``n`` draws, half from ``N(-separation/2, sigma^2)`` and half from
     ``N(+separation/2, sigma^2)`` (allocations alternate, so both clusters are present).
 
+    Parameters
+    ----------
+    n : int, default 14
+        Observations.
+    separation : float, default 4.0
+        The distance between the two component means.
+    sigma : float, default 1.0
+        The components' standard deviation.
+    seed : int, default 0
+        Seed of the draws.
+
     Returns
     -------
     MixtureData
@@ -113,11 +124,15 @@ def mixture_log_evidence(y, beta=1.0, *, weights=(0.5, 0.5), sigma=1.0, prior_sd
     Parameters
     ----------
     y : array_like, shape (n,)
-        ``n <= 20``.
+        The observations, ``1 <= n <= 20`` (all :math:`2^n` allocations are enumerated).
     beta : float, default 1.0
         Power of the likelihood, in [0, 1].
-    weights, sigma, prior_sd
-        Default :data:`MIXTURE_PRIOR`.
+    weights : sequence of float, default (0.5, 0.5)
+        The two component weights, positive, summing to 1.
+    sigma : float, default 1.0
+        The known component standard deviation :math:`\sigma`.
+    prior_sd : float, default 3.0
+        :math:`s`, the prior standard deviation of each component mean.
 
     Returns
     -------
@@ -133,6 +148,19 @@ def mixture_log_evidence(y, beta=1.0, *, weights=(0.5, 0.5), sigma=1.0, prior_sd
 def mixture_allocation_mean_loglik(y, betas, *, weights=(0.5, 0.5), sigma=1.0, prior_sd=3.0):
     r"""Exact :math:`E_\beta[\ell]` of :func:`mixture_allocation_model` on every rung, with
     :math:`\ell = \sum_i \log N(y_i; \mu_{z_i}, \sigma^2)` (the allocations are in the prior).
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The observations, ``1 <= n <= 20`` (all :math:`2^n` allocations are enumerated).
+    betas : array_like
+        Inverse temperatures in [0, 1].
+    weights : sequence of float, default (0.5, 0.5)
+        The two component weights, positive, summing to 1.
+    sigma : float, default 1.0
+        The known component standard deviation :math:`\sigma`.
+    prior_sd : float, default 3.0
+        :math:`s`, the prior standard deviation of each component mean.
 
     Returns
     -------
@@ -157,6 +185,21 @@ def mixture_marginal_log_evidence(
     \sigma^2))^\beta\,d\mu`. At ``beta = 1`` it equals :func:`mixture_log_evidence`; for
     ``beta < 1`` the two models' power posteriors differ. Accuracy about 1e-10 at the
     default ``n_nodes`` for data within a few ``prior_sd`` of 0.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The observations, ``1 <= n <= 20`` (all :math:`2^n` allocations are enumerated).
+    beta : float, default 1.0
+        Power of the likelihood, in [0, 1].
+    weights : sequence of float, default (0.5, 0.5)
+        The two component weights, positive, summing to 1.
+    sigma : float, default 1.0
+        The known component standard deviation :math:`\sigma`.
+    prior_sd : float, default 3.0
+        :math:`s`, the prior standard deviation of each component mean.
+    n_nodes : int, default 400
+        Quadrature nodes per axis (``n_nodes // 40`` per panel).
 
     Returns
     -------
@@ -183,10 +226,21 @@ def _gauss_legendre(lo, hi, n_nodes, panels=40):
 
 
 def mixture_allocation_model(y, *, weights=(0.5, 0.5), sigma=1.0, prior_sd=3.0):
-    """PyMC model with explicit allocations: free ``z`` (``Categorical(weights)``, dims
+    r"""PyMC model with explicit allocations: free ``z`` (``Categorical(weights)``, dims
     ``obs``) and ``mu`` (``Normal(0, prior_sd)``, two components); observed
     ``y ~ Normal(mu[z], sigma)``. Exact answers: :func:`mixture_log_evidence`,
     :func:`mixture_allocation_mean_loglik`.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The observations, ``1 <= n <= 20`` (all :math:`2^n` allocations are enumerated).
+    weights : sequence of float, default (0.5, 0.5)
+        The two component weights, positive, summing to 1.
+    sigma : float, default 1.0
+        The known component standard deviation :math:`\sigma`.
+    prior_sd : float, default 3.0
+        :math:`s`, the prior standard deviation of each component mean.
 
     Returns
     -------
@@ -204,9 +258,20 @@ def mixture_allocation_model(y, *, weights=(0.5, 0.5), sigma=1.0, prior_sd=3.0):
 
 
 def mixture_marginal_model(y, *, weights=(0.5, 0.5), sigma=1.0, prior_sd=3.0):
-    """The same mixture with the allocations summed out (``pm.NormalMixture``): free ``mu``
+    r"""The same mixture with the allocations summed out (``pm.NormalMixture``): free ``mu``
     only, continuous. Exact answers: :func:`mixture_log_evidence` (at ``beta = 1``),
     :func:`mixture_marginal_log_evidence` (any ``beta``).
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The observations, ``1 <= n <= 20`` (all :math:`2^n` allocations are enumerated).
+    weights : sequence of float, default (0.5, 0.5)
+        The two component weights, positive, summing to 1.
+    sigma : float, default 1.0
+        The known component standard deviation :math:`\sigma`.
+    prior_sd : float, default 3.0
+        :math:`s`, the prior standard deviation of each component mean.
 
     Returns
     -------

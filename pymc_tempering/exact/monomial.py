@@ -107,7 +107,7 @@ def monomial_power_moments(n, betas, k=(1, 1), prior_sd=1.0):
     --------
     >>> mean, var = monomial_power_moments(1e4, [0.1], k=(1,))   # regular, d = 1
     >>> round(float(-0.1 * mean[0]), 4), round(float(0.01 * var[0]), 4)   # both near 1/2
-    (0.4995, 0.499)
+    (0.4998, 0.4995)
     """
     k, n, s = _check_k(k), float(n), float(prior_sd)
     betas = np.atleast_1d(np.asarray(betas, dtype=float))
@@ -128,7 +128,21 @@ def monomial_power_moments(n, betas, k=(1, 1), prior_sd=1.0):
 
 
 def monomial_free_energy(n, k=(1, 1), prior_sd=1.0):
-    r"""Exact :math:`F(n) = -\log\int e^{-n\prod_j w_j^{2k_j}}\varphi(w)\,dw` (prior sd ``s``)."""
+    r"""Exact :math:`F(n) = -\log\int e^{-n\prod_j w_j^{2k_j}}\varphi(w)\,dw` (prior sd ``s``).
+
+    Parameters
+    ----------
+    n : float
+        Sample size (the likelihood's scale).
+    k : sequence of int, default (1, 1)
+        Powers :math:`k_j`; ``(1, 1)`` is the seed paper's :math:`w_1^2 w_2^2`.
+    prior_sd : float, default 1.0
+        :math:`s`, the prior's standard deviation.
+
+    Returns
+    -------
+    float
+    """
     k = _check_k(k)
     m = float(n) * float(prior_sd) ** (2.0 * k.sum())
     if m == 0:
@@ -138,7 +152,17 @@ def monomial_free_energy(n, k=(1, 1), prior_sd=1.0):
 
 def monomial_learning_coefficient(k):
     r"""Asymptotic :math:`(\lambda, m)` of the monomial model: :math:`\min_j 1/(2k_j)` and how
-    many ``j`` attain it (Watanabe 2009, sec. 7.1)."""
+    many ``j`` attain it (Watanabe 2009, sec. 7.1).
+
+    Parameters
+    ----------
+    k : sequence of int
+        Powers :math:`k_j`, positive integers.
+
+    Returns
+    -------
+    tuple of (float, int)
+    """
     k = _check_k(k)
     return float(1.0 / (2.0 * k.max())), int(np.sum(k == k.max()))
 
@@ -150,6 +174,22 @@ def regular_power_moments(n, betas, d=2, prior_sd=1.0):
     Each :math:`w_j` is :math:`N(0, \sigma^2)` with :math:`\sigma^{-2} = s^{-2} + 2n\beta`, so
     :math:`E[\ell] = -nd\sigma^2` and :math:`\mathrm{Var}[\ell] = 2n^2d\sigma^4`; its
     learning coefficient is :math:`d/2`.
+
+    Parameters
+    ----------
+    n : float
+        Sample size (the likelihood's scale).
+    betas : array_like
+        Inverse temperatures >= 0.
+    d : int, default 2
+        The number of parameters.
+    prior_sd : float, default 1.0
+        :math:`s`, the prior's standard deviation.
+
+    Returns
+    -------
+    mean, var : ndarray
+        One value per ``beta``.
     """
     betas = np.atleast_1d(np.asarray(betas, dtype=float))
     sigma2 = 1.0 / (1.0 / float(prior_sd) ** 2 + 2.0 * float(n) * betas)
@@ -159,7 +199,19 @@ def regular_power_moments(n, betas, d=2, prior_sd=1.0):
 def exact_wbic(moments, n_obs):
     r"""WBIC's exact value at finite ``n_obs``: :math:`-E_{\beta^*}[\ell]`, :math:`\beta^* =
     1/\log n`, from ``moments(betas) -> (mean, var)`` (e.g. a :func:`functools.partial` of
-    :func:`monomial_power_moments`)."""
+    :func:`monomial_power_moments`).
+
+    Parameters
+    ----------
+    moments : callable
+        ``moments(betas) -> (mean, var)``, the exact power-posterior moments of the model.
+    n_obs : int
+        The number of observations :math:`n` (at least 3).
+
+    Returns
+    -------
+    float
+    """
     beta_star = 1.0 / np.log(float(n_obs))
     return float(-moments([beta_star])[0][0])
 
@@ -170,6 +222,16 @@ def exact_learning_coefficients(moments, beta_1, beta_2=None):
     Returns ``(two_temperature, fluctuation)``: :math:`(E_{\beta_1}[-\ell] -
     E_{\beta_2}[-\ell]) / (1/\beta_1 - 1/\beta_2)` (NaN without ``beta_2``) and
     :math:`\beta_1^2\,\mathrm{Var}_{\beta_1}[\ell]`.
+
+    Parameters
+    ----------
+    moments : callable
+        ``moments(betas) -> (mean, var)``, the exact power-posterior moments of the model.
+    beta_1 : float
+        The first inverse temperature (e.g. :math:`\beta^* = 1/\log n`).
+    beta_2 : float, optional
+        The second one of the two-temperature estimator; default ``None``: that estimator is
+        NaN.
     """
     betas = [beta_1] if beta_2 is None else [beta_1, beta_2]
     mean, var = moments(betas)
@@ -186,6 +248,23 @@ def monomial_llc(n, beta, localization, k=(1, 1), prior_sd=1.0):
     prior :math:`N(0, s^2 I)` (``prior_sd=None``: without a prior, as devinterp) it is the
     monomial model's power posterior with prior sd :math:`(s^{-2} + \gamma)^{-1/2}`. Since
     :math:`n L_n(w) - nL_n(0) = -\ell(w)`, :math:`E[\hat\lambda(0)] = -\beta E[\ell]`.
+
+    Parameters
+    ----------
+    n : float
+        Sample size (the likelihood's scale).
+    beta : float
+        The inverse temperature of the sampled density.
+    localization : float
+        :math:`\gamma \ge 0`, the localisation strength (positive without a prior).
+    k : sequence of int, default (1, 1)
+        Powers :math:`k_j`; ``(1, 1)`` is the seed paper's :math:`w_1^2 w_2^2`.
+    prior_sd : float or None, default 1.0
+        :math:`s`; ``None``: no prior, as devinterp.
+
+    Returns
+    -------
+    float
     """
     precision = float(localization) + (0.0 if prior_sd is None else 1.0 / float(prior_sd) ** 2)
     if precision <= 0:

@@ -120,9 +120,11 @@ def singular_mean_loglik(n, betas, d=2):
     Parameters
     ----------
     n : float
+        Sample size (the likelihood's scale), >= 0.
     betas : array_like
         Inverse temperatures in [0, 1].
     d : int, default 2
+        The number of parameters :math:`w_j`.
 
     Returns
     -------
@@ -149,7 +151,9 @@ def singular_free_energy_asymptotic(n, d=2, constant=None):
     Parameters
     ----------
     n : float
+        Sample size (the expansion is asymptotic in it).
     d : int, default 2
+        The number of parameters :math:`w_j`.
     constant : float, optional
         ``c``; default :data:`SINGULAR_CONSTANT_D2` (``4 log 2 - gamma``) for ``d = 2`` and 0
         otherwise (the paper gives the O(1/log n) term only for ``d = 2``).
@@ -189,6 +193,22 @@ def reduced_rank_learning_coefficient(n_inputs, n_outputs, n_hidden, true_rank):
 
     At :math:`r = H` (a regular point) it is half the dimension of the rank-:math:`H`
     matrices, :math:`(H(M + N) - H^2) / 2`.
+
+    Parameters
+    ----------
+    n_inputs : int
+        :math:`M`, the dimension of :math:`x`.
+    n_outputs : int
+        :math:`N`, the dimension of :math:`y`.
+    n_hidden : int
+        :math:`H`, the inner dimension of :math:`BA`.
+    true_rank : int
+        :math:`r \le H`, the rank of the true matrix.
+
+    Returns
+    -------
+    tuple of (float, int)
+        :math:`(\lambda, m)`.
 
     References
     ----------

@@ -25,6 +25,17 @@ def uniform_support_prior_probability(y, width=10.0):
 
     The likelihood is non-zero iff :math:`\max_i y_i \le u \le \min_i y_i + w`:
     :math:`P = \Phi(\min y + w) - \Phi(\max y)` (0 when the data span more than ``w``).
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The observations.
+    width : float, default 10.0
+        :math:`w`, the width of the uniform likelihood's support.
+
+    Returns
+    -------
+    float
     """
     y = np.asarray(y, dtype=float)
     lo, hi = y.max(), y.min() + width
@@ -42,7 +53,9 @@ def uniform_support_log_evidence(y, width=10.0):
     Parameters
     ----------
     y : array_like, shape (n,)
+        The observations.
     width : float, default 10.0
+        :math:`w`, the width of the uniform likelihood's support.
 
     Returns
     -------
@@ -72,7 +85,22 @@ def uniform_support_mean_loglik(y, betas, width=10.0):
     r""":math:`E_\beta[\ell]` of :func:`uniform_support_log_evidence`'s model: :math:`-n\log w`
     for :math:`\beta > 0` (the log-likelihood is constant on the support), :math:`-\infty` at
     :math:`\beta = 0` (the prior puts mass :math:`1 - P(\text{support}) > 0` where
-    :math:`\ell = -\infty`)."""
+    :math:`\ell = -\infty`).
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The observations.
+    betas : array_like
+        Inverse temperatures in [0, 1].
+    width : float, default 10.0
+        :math:`w`, the width of the uniform likelihood's support.
+
+    Returns
+    -------
+    ndarray
+        One value per ``beta``.
+    """
     betas = np.atleast_1d(np.asarray(betas, dtype=float))
     return np.where(betas > 0, -np.size(y) * np.log(width), -np.inf)
 
@@ -94,6 +122,15 @@ def constrained_log_evidence(y):
     :math:`x \mid y \sim N(S/(1+n), 1/(1+n))`, so
     :math:`\log Z = \log Z_0 + \log\Phi(S/\sqrt{1+n})`, :math:`S = \sum_i y_i`.
 
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The observations.
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> round(constrained_log_evidence([0.0]), 6)   # N(0, 2) density at 0, times 1/2
@@ -112,6 +149,18 @@ def constrained_mean_loglik(y, betas):
     :math:`E_\beta[\ell] = -\tfrac n2\log 2\pi - \tfrac12(\sum_i(y_i-\bar y)^2
     + n\,E[(x-\bar y)^2])` with the truncated normal's moments; :math:`-\infty` at
     :math:`\beta = 0` (half the prior violates the constraint).
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The observations.
+    betas : array_like
+        Inverse temperatures in [0, 1].
+
+    Returns
+    -------
+    ndarray
+        One value per ``beta``.
     """
     y = np.asarray(y, dtype=float)
     n, ybar = y.size, y.mean()

@@ -17,6 +17,19 @@ def two_mode_model(weights=TWO_MODE_WEIGHTS, means=TWO_MODE_MEANS, prior_sd=20.0
     With the symmetric default means the prior density is equal at both modes, so the posterior
     mode weights are ``weights`` (up to the modes' negligible overlap), and plain Metropolis
     started between them sticks to one. The exact evidence is :func:`two_mode_log_evidence`.
+
+    Parameters
+    ----------
+    weights : sequence of float, default TWO_MODE_WEIGHTS
+        The mixture weights :math:`w_k`, summing to 1 (:data:`TWO_MODE_WEIGHTS`: 0.3, 0.7).
+    means : sequence of sequence of float, default TWO_MODE_MEANS
+        The modes :math:`\mu_k`, one row each (:data:`TWO_MODE_MEANS`: (-5, -5) and (5, 5)).
+    prior_sd : float, default 20.0
+        :math:`s`, the prior's standard deviation per axis.
+
+    Returns
+    -------
+    pymc.Model
     """
     import pymc as pm
 
@@ -34,6 +47,20 @@ def two_mode_model(weights=TWO_MODE_WEIGHTS, means=TWO_MODE_MEANS, prior_sd=20.0
 def two_mode_log_evidence(weights=TWO_MODE_WEIGHTS, means=TWO_MODE_MEANS, prior_sd=20.0):
     r"""Exact :math:`\log Z = \log \sum_k w_k N(\mu_k; 0, (s^2 + 1) I)` of
     :func:`two_mode_model` (a Gaussian convolution per component).
+
+    Parameters
+    ----------
+    weights : sequence of float, default TWO_MODE_WEIGHTS
+        The mixture weights :math:`w_k` of :func:`two_mode_model`, summing to 1
+        (:data:`TWO_MODE_WEIGHTS`: 0.3, 0.7).
+    means : sequence of sequence of float, default TWO_MODE_MEANS
+        The modes :math:`\mu_k`, one row each (:data:`TWO_MODE_MEANS`: (-5, -5) and (5, 5)).
+    prior_sd : float, default 20.0
+        :math:`s`, the prior's standard deviation per axis.
+
+    Returns
+    -------
+    float
 
     Examples
     --------

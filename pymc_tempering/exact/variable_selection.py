@@ -83,11 +83,13 @@ def variable_selection_data(n=50, k=8, *, correlation=0.97, effect=1.0, sigma=1.
     Parameters
     ----------
     n : int, default 50
+        Observations.
     k : int, default 8
-        At least 4.
+        Predictors, at least 4.
     correlation : float, default 0.97
         Within-pair correlation of the columns, in (0, 1).
     effect : float, default 1.0
+        The true coefficient of column 0 (and minus that of column 2).
     sigma : float, default 1.0
         Noise standard deviation (use the same in the model).
     seed : int, default 2
@@ -164,13 +166,17 @@ def variable_selection_log_evidence(X, y, beta=1.0, *, p=0.5, tau=5.0, sigma=1.0
     Parameters
     ----------
     X : array_like, shape (n, k)
-        ``k <= 16``.
+        The design matrix, ``k <= 16`` predictors (all :math:`2^k` subsets are summed over).
     y : array_like, shape (n,)
+        The response.
     beta : float, default 1.0
         Power of the likelihood, in [0, 1].
-    p, tau, sigma : float
-        Prior inclusion probability, slab standard deviation, known noise standard deviation
-        (default :data:`VARIABLE_SELECTION_PRIOR`).
+    p : float, default 0.5
+        Prior inclusion probability of each predictor, in (0, 1).
+    tau : float, default 5.0
+        Slab standard deviation of each coefficient.
+    sigma : float, default 1.0
+        The known noise standard deviation.
 
     Returns
     -------
@@ -188,8 +194,16 @@ def variable_selection_posterior(X, y, *, p=0.5, tau=5.0, sigma=1.0):
 
     Parameters
     ----------
-    X, y, p, tau, sigma
-        As :func:`variable_selection_log_evidence`.
+    X : array_like, shape (n, k)
+        The design matrix, ``k <= 16`` predictors (all :math:`2^k` subsets are summed over).
+    y : array_like, shape (n,)
+        The response.
+    p : float, default 0.5
+        Prior inclusion probability of each predictor, in (0, 1).
+    tau : float, default 5.0
+        Slab standard deviation of each coefficient.
+    sigma : float, default 1.0
+        The known noise standard deviation.
 
     Returns
     -------
@@ -206,6 +220,21 @@ def variable_selection_posterior(X, y, *, p=0.5, tau=5.0, sigma=1.0):
 def variable_selection_mean_loglik(X, y, betas, *, p=0.5, tau=5.0, sigma=1.0):
     r"""Exact :math:`E_\beta[\ell]` of :func:`variable_selection_model` on every rung: the
     subsets' :math:`E_\beta[\ell \mid \gamma]` weighted by :math:`p(\gamma)Z_\beta(\gamma)`.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, k)
+        The design matrix, ``k <= 16`` predictors (all :math:`2^k` subsets are summed over).
+    y : array_like, shape (n,)
+        The response.
+    betas : array_like
+        Inverse temperatures in [0, 1].
+    p : float, default 0.5
+        Prior inclusion probability of each predictor, in (0, 1).
+    tau : float, default 5.0
+        Slab standard deviation of each coefficient.
+    sigma : float, default 1.0
+        The known noise standard deviation.
 
     Returns
     -------
@@ -225,6 +254,19 @@ def variable_selection_model(X, y, *, p=0.5, tau=5.0, sigma=1.0):
     (``Normal(0, tau)``, dims ``predictor``); observed ``y ~ Normal(X @ (gamma * b), sigma)``.
     Its exact answers: :func:`variable_selection_log_evidence`,
     :func:`variable_selection_posterior`, :func:`variable_selection_mean_loglik`.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, k)
+        The design matrix, ``k <= 16`` predictors (all :math:`2^k` subsets are summed over).
+    y : array_like, shape (n,)
+        The response.
+    p : float, default 0.5
+        Prior inclusion probability of each predictor, in (0, 1).
+    tau : float, default 5.0
+        Slab standard deviation of each coefficient.
+    sigma : float, default 1.0
+        The known noise standard deviation.
 
     Returns
     -------

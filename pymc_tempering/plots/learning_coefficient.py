@@ -25,7 +25,9 @@ def plot_learning_coefficient(result, *, reference=None, band=2.0, ax=None):
     reference : float or dict of {str: float}, optional
         Horizontal lines to draw, e.g. ``{"d/2": 1.0, "lambda": 0.5}``.
     band : float, default 2.0
+        The error bars' half-width, in MCSEs.
     ax : matplotlib Axes, optional
+        Axes to draw into; default ``None``: a new figure.
 
     Returns
     -------

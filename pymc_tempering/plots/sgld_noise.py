@@ -23,12 +23,14 @@ def plot_sgld_noise(data, *, chain=0, parameters=4, threshold=0.1, ax=None):
         The result of ``pm.sample(step=pmt.SGLD(...))``. Tuning draws are included when
         sampled with ``discard_tuned_samples=False``.
     chain : int, default 0
+        The chain to draw.
     parameters : int or sequence of int, default 4
         Indices into the flattened parameter vector whose variances to draw, or how many
         (the first ones).
     threshold : float, default 0.1
         Drawn as a dashed line on the sampling-threshold panel.
     ax : array of 3 matplotlib Axes, optional
+        Axes to draw the three panels into; default ``None``: a new figure.
 
     Returns
     -------

@@ -68,7 +68,13 @@ def _latest_checkpoint(rows: np.ndarray, chain: int) -> dict:
 def chain_checkpoints(idata) -> list[dict]:
     """Per chain, the latest complete checkpoint in ``idata``: a dict with the step
     (``"step"``: class and constructor arguments), its ``"state"``, the ``"point"`` it
-    returned, and ``"replay"``, the draws recorded after the snapshot."""
+    returned, and ``"replay"``, the draws recorded after the snapshot.
+
+    Parameters
+    ----------
+    idata : xarray.DataTree
+        A run of a pymc_tempering step method, with its ``sampling_state`` stat.
+    """
     values = _state_stat(idata)
     return [_latest_checkpoint(values[c], c) for c in range(values.shape[0])]
 
@@ -120,9 +126,21 @@ def _model(model, what: str):
 def resume_step(idata, *, model=None, step=None, step_class=None, **kwargs):
     """The step method that continues ``idata``'s chains (sample it with ``tune=0``).
 
-    ``step``: a step built by the user, with the arguments of the saved run (needed when one
-    could not be saved, e.g. a step-size function); else the saved class (or ``step_class``)
-    is rebuilt with the saved arguments, updated by ``kwargs``.
+    Parameters
+    ----------
+    idata : xarray.DataTree
+        The run to continue, as for :func:`continue_sampling`.
+    model : pymc.Model, optional
+        The model sampled; default the one in context. Other observed data or another graph
+        are refused (``ValueError``).
+    step : step method, optional
+        A step built by the user with the arguments of the saved run (needed when one could
+        not be saved, e.g. a step-size function); it receives the saved state. Default
+        ``None``: rebuilt from the saved class and arguments.
+    step_class : type, optional
+        The class to rebuild instead of the saved one; default ``None``: the saved class.
+    **kwargs
+        Constructor arguments that replace the saved ones.
     """
     model = _model(model, "resume_step")
     records = chain_checkpoints(idata)
@@ -201,7 +219,15 @@ def _check_model_graph(saved: dict | None, model) -> None:
 def concatenate_draws(first, second) -> xr.DataTree:
     """``first`` followed by ``second`` along ``draw``, for every group with chain and draw
     dims in both (posterior, sample_stats, log_likelihood, ...); other groups from ``first``.
-    A ``first`` group with draws that ``second`` lacks is dropped with a warning."""
+    A ``first`` group with draws that ``second`` lacks is dropped with a warning.
+
+    Parameters
+    ----------
+    first : xarray.DataTree
+        The earlier draws.
+    second : xarray.DataTree
+        The draws that continue them, with the same chains.
+    """
     n_first = first["posterior"].sizes["draw"]
     groups = {}
     for name, node in first.children.items():
@@ -271,9 +297,13 @@ def continue_sampling(
     step : step method, optional
         The step to continue with, built with the first run's arguments; needed only when an
         argument could not be saved (e.g. a step-size function).
-    cores, random_seed, **sample_kwargs
-        Passed to ``pm.sample`` (``tune=0`` and ``chains`` are set here). ``random_seed``
-        does not change the draws: each chain continues its saved random-number stream.
+    cores : int, optional
+        Passed to ``pm.sample``; default ``None``: PyMC's choice.
+    random_seed : int, optional
+        Passed to ``pm.sample``; it does not change the draws: each chain continues its saved
+        random-number stream.
+    **sample_kwargs
+        Further ``pm.sample`` arguments (``tune=0`` and ``chains`` are set here).
     client : dask.distributed.Client, optional
         Continue a run of :func:`pymc_tempering.distributed.sample_tempered` (finished, or
         the ``idata`` of its ``WorkerLostError``) on this cluster's workers; ``model`` may

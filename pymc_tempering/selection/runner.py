@@ -256,10 +256,14 @@ def compare_models(
     random_seed : int, optional
         ``None`` draws one; ``table.attrs["random_seed"]`` says which.
     progressbar : bool, default True
+        Show one progress bar over the models.
     model_prior : dict of {str: float}, optional
         Prior model probabilities, as in :func:`compare_evidence`.
-    method : {"ti", "ss", "bar", "mbar"}, default "ti"
-        The estimate that ranks the models (``estimator=``: its former name).
+    method : {"ti", "ss", "bar", "mbar"}, optional
+        The estimate that ranks the models, added to ``marginal_likelihood``'s ``method`` when
+        missing there; default ``None``: ``"ti"``.
+    estimator : {"ti", "ss", "bar", "mbar"}, optional
+        The former name of ``method``, kept working; give one of the two.
     **marginal_likelihood_kwargs
         The same :func:`marginal_likelihood` arguments for every model.
 

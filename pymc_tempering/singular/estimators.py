@@ -39,6 +39,18 @@ def observation_count(data, n_obs=None) -> int:
     The count is the length of the leading axis of the observed variables (which must agree);
     a likelihood written as a ``pm.Potential`` leaves no observed data, so ``n_obs`` must be
     passed.
+
+    Parameters
+    ----------
+    data : DataTree
+        A run with an ``observed_data`` group.
+    n_obs : int, optional
+        The count to use; default ``None``: counted from ``observed_data``.
+
+    Returns
+    -------
+    int
+        The number of observations :math:`n`.
     """
     if n_obs is not None:
         if float(n_obs) < 3:

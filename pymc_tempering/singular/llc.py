@@ -282,20 +282,32 @@ def local_learning_coefficient(
 
     Parameters
     ----------
-    model, center : pm.Model, dict, optional
-        The full-data model (its ``datalogp`` is :math:`\ell = -nL_n`; default: the context's)
-        and :math:`w^*` in the value space (default: ``pm.find_MAP``'s).
-    sampler, step_size : {"mala", "sgld"}, float, default "mala", None
-        MALA is exact (``step_size`` tuned when None); SGLD is biased by its required ``step_size``.
-    n_obs, beta : int, float, optional
-        :math:`n` (read from the observed data when None; required with Potentials) and
-        :math:`\beta`, default :math:`\beta^* = 1/\log n`.
+    model : pm.Model, optional
+        The full-data model: its ``datalogp`` is :math:`\ell = -nL_n`. Default: the one of the
+        enclosing ``with`` block.
+    center : dict, optional
+        :math:`w^*`, a value per value-variable name (the value space, as ``pm.find_MAP``
+        returns it). Default ``None``: ``pm.find_MAP``'s.
+    sampler : {"mala", "sgld"}, default "mala"
+        The sampler of the localised posterior: MALA is exact; SGLD is biased by its step
+        size.
+    n_obs : int, optional
+        :math:`n`; default ``None``: read from the observed data (required where the
+        likelihood is a ``pm.Potential``).
+    beta : float, optional
+        :math:`\beta`; default ``None``: :math:`\beta^* = 1/\log n`.
     localization : float, optional
         :math:`\gamma` of :math:`-\tfrac\gamma2|w - w^*|^2`; default at most 5% of the estimate
         (:func:`~pymc_tempering.singular.core.default_localization`, docs/decisions/060).
-    minibatch_model, check_step_size : pm.Model, bool, optional
-        SGLD: a ``pm.Minibatch`` twin of ``model`` to sample (the loss uses the full data), and
-        whether to rerun at ``step_size / 4`` to measure the step-size bias (default True).
+    step_size : float, optional
+        The sampler's step size. MALA: default ``None``, tuned. SGLD: required, as it sets
+        SGLD's bias (e.g. ``1e-4 / (1 + localization)``).
+    minibatch_model : pm.Model, optional
+        SGLD only: a ``pm.Minibatch`` twin of ``model`` to sample; the loss :math:`L_n` still
+        uses the full data. Default ``None``: SGLD samples ``model`` itself.
+    check_step_size : bool, default True
+        SGLD only: rerun at ``step_size / 4`` and warn where the two estimates differ by more
+        than 4 MCSEs of their difference (the step-size bias).
     **sample_kwargs
         Passed to ``pm.sample``; chains start at :math:`w^*`.
 

@@ -246,10 +246,14 @@ def ti_draws(betas, loglik, method="corrected", *, rung_axis=-1):
     Parameters
     ----------
     betas : array_like, shape (n_rungs,)
+        The ladder, increasing from ``beta = 0`` to 1.
     loglik : array_like
         Log-likelihood draws with the rungs on ``rung_axis`` and draws (and chains) elsewhere.
     method : {"corrected", "trapezoid"}, default "corrected"
+        The quadrature rule: Friel, Hurn & Wyse's (2014) corrected trapezoid, or the plain
+        one.
     rung_axis : int, default -1
+        The axis of ``loglik`` that runs over the rungs.
 
     Returns
     -------
@@ -283,9 +287,11 @@ def stepping_stone_draws(betas, loglik, *, rung_axis=-1):
     Parameters
     ----------
     betas : array_like, shape (n_rungs,)
+        The ladder, increasing from ``beta = 0`` to 1.
     loglik : array_like
         Log-likelihood draws, rungs on ``rung_axis``; every other axis is averaged over.
     rung_axis : int, default -1
+        The axis of ``loglik`` that runs over the rungs.
 
     Returns
     -------

@@ -64,29 +64,61 @@ class MALA(LangevinBase):
 
     Parameters
     ----------
-    vars : list, optional
-        Continuous variables to sample, default all continuous free variables.
-    step_size, scaling, adapt_step_size, adapt_scaling : float, array_like, bool, bool, optional
-        :math:`h` and :math:`M` (a diagonal, or an SPD matrix): fixed if given, else tuned from
-        ``d ** (-1/3)`` and ones; ``adapt_step_size`` / ``adapt_scaling`` override either way.
-    preconditioner : {"auto", "diag", "dense"}, default "auto"
-        ``"auto"``: dense up to :data:`DENSE_MAX_PARAMS` parameters, else diagonal.
+    vars : list of TensorVariable, optional
+        Continuous variables to sample; default all continuous free variables of the model.
+    step_size : float, optional
+        The step size :math:`h > 0`. Default ``None``: tuned, starting from ``d ** (-1/3)`` for
+        ``d`` parameters.
+    scaling : array_like, optional
+        The preconditioner :math:`M`: a vector (a diagonal) or a symmetric positive-definite
+        ``d x d`` matrix. Default ``None``: tuned, starting from ones.
+    adapt_step_size : bool, optional
+        Whether tuning adapts ``step_size`` (dual averaging). Default ``None``: adapt exactly
+        when ``step_size`` is not given.
+    adapt_scaling : bool, optional
+        Whether tuning adapts ``scaling`` (from the warm-up draws' moments). Default ``None``:
+        adapt exactly when ``scaling`` is not given.
     target_accept : float, default 0.574
-        The acceptance tuning aims for, optimal in high dimension (Roberts & Rosenthal 1998).
-    gamma, k, t0 : float, default 0.2, 0.75, 10
-        Dual-averaging constants (Hoffman & Gelman 2014); why not NUTS's: docs/decisions/091.
+        The acceptance rate tuning aims for, in ``(0, 1)``; 0.574 is optimal in high dimension
+        (Roberts & Rosenthal 1998).
+    gamma : float, default 0.2
+        Dual averaging's shrinkage towards its reference step size (Hoffman & Gelman 2014);
+        why not NUTS's constants: docs/decisions/091.
+    k : float, default 0.75
+        Dual averaging's decay exponent of the averaging weights.
+    t0 : float, default 10.0
+        Dual averaging's offset that damps its first iterations.
     beta : float, default 1.0
-        Inverse temperature: the target is logprior + beta * loglik.
-    Emax : float, default 1000
-        A proposal whose log ratio is below ``-Emax``, or not finite, is a rejected divergence.
-    localization, localization_center : float and dict, optional
-        :math:`\gamma` and :math:`w^*` (value names): adds :math:`-\tfrac\gamma2|x - w^*|^2`
-        (the LLC's localised posterior, Lau et al. 2023: :mod:`pymc_tempering.singular.llc`).
+        Inverse temperature: the target is ``logprior + beta * loglik``.
+    Emax : float, default 1000.0
+        A proposal whose log acceptance ratio is below ``-Emax``, or not finite, is rejected
+        and counted as a divergence.
     steps_per_draw : int or "auto", default "auto"
-        Transitions per recorded draw; "auto": about 1.5 diffusion times (docs/decisions/090).
-    model, rng, initial_point, compile_kwargs, blocked
-        As for PyMC's step methods; a non-finite start raises ``ValueError`` (pass
-        ``initvals=``); ``pm.Minibatch`` models are refused (use ``SGLD``).
+        Transitions per recorded draw; ``"auto"``: about 1.5 diffusion times
+        (docs/decisions/090).
+    preconditioner : {"auto", "diag", "dense"}, default "auto"
+        The form of :math:`M`; ``"auto"``: dense up to :data:`DENSE_MAX_PARAMS` parameters,
+        else diagonal.
+    localization : float, optional
+        :math:`\gamma \ge 0`: adds :math:`-\tfrac\gamma2|x - w^*|^2` to the log density (the
+        LLC's localised posterior, Lau et al. 2023: :mod:`pymc_tempering.singular.llc`).
+        Default ``None`` (or 0): no localisation.
+    localization_center : dict, optional
+        :math:`w^*`, a value per value-variable name; required with ``localization``.
+    model : pymc.Model, optional
+        The model; default the one of the enclosing ``with`` block. ``pm.Minibatch`` models are
+        refused (use :class:`~pymc_tempering.SGLD`).
+    rng : int or numpy.random.Generator, optional
+        The random stream, as for PyMC's step methods; ``pm.sample`` sets one per chain.
+    initial_point : dict, optional
+        A point to compile and size the sampler at; default ``model.initial_point()``. Each
+        chain starts at ``pm.sample``'s own initial point; a non-finite start raises
+        ``ValueError`` (pass ``initvals=``).
+    compile_kwargs : dict, optional
+        Keyword arguments for PyTensor's compilation of the log density and its gradient.
+    blocked : bool, default True
+        As for PyMC's step methods: ``True`` samples ``vars`` as one block, ``False`` one
+        sampler per variable.
 
     References
     ----------

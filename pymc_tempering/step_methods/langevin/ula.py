@@ -47,23 +47,39 @@ class ULA(LangevinBase):
 
     Parameters
     ----------
-    vars : list, optional
-        Continuous variables to sample, default all continuous free variables.
+    vars : list of TensorVariable, optional
+        Continuous variables to sample; default all continuous free variables of the model.
     step_size : float or callable
-        :math:`h`, fixed; or a schedule ``step_size(iteration) -> float`` of the chain's
-        0-based iteration (tuning iterations included).
+        :math:`h > 0`, fixed; or a schedule ``step_size(iteration) -> float`` of the chain's
+        0-based iteration (tuning iterations included). Required: ULA tunes nothing.
     scaling : float or array_like, optional
-        Diagonal of :math:`M` over the flattened value variables, default ones; never tuned.
+        Diagonal of :math:`M` over the flattened value variables; default ones; never tuned.
     beta : float, default 1.0
-        Inverse temperature: the target is logprior + beta * loglik.
-    Emax : float, default 1000
+        Inverse temperature: the target is ``logprior + beta * loglik``.
+    Emax : float, default 1000.0
         A fall of the log density by more than ``Emax``, or a non-finite state, density or
         gradient, is a divergence: the draw repeats the last finite state (the trace never holds
         NaN); the first one after tuning raises a ``RuntimeWarning``.
-    localization, localization_center : float and dict, optional
-        :math:`\gamma` and :math:`w^*`, as for :class:`MALA`.
-    model, rng, initial_point, compile_kwargs, blocked
-        As for PyMC's step methods; starts and ``pm.Minibatch`` models as for :class:`MALA`.
+    localization : float, optional
+        :math:`\gamma \ge 0`: adds :math:`-\tfrac\gamma2|x - w^*|^2` to the log density, as
+        for :class:`MALA` (the LLC's localised posterior, Lau et al. 2023:
+        :mod:`pymc_tempering.singular.llc`). Default ``None`` (or 0): no localisation.
+    localization_center : dict, optional
+        :math:`w^*`, a value per value-variable name; required with ``localization``.
+    model : pymc.Model, optional
+        The model; default the one of the enclosing ``with`` block. ``pm.Minibatch`` models are
+        refused (use :class:`~pymc_tempering.SGLD`).
+    rng : int or numpy.random.Generator, optional
+        The random stream, as for PyMC's step methods; ``pm.sample`` sets one per chain.
+    initial_point : dict, optional
+        A point to compile and size the sampler at; default ``model.initial_point()``. Each
+        chain starts at ``pm.sample``'s own initial point; a non-finite start raises
+        ``ValueError`` (pass ``initvals=``).
+    compile_kwargs : dict, optional
+        Keyword arguments for PyTensor's compilation of the log density and its gradient.
+    blocked : bool, default True
+        As for PyMC's step methods: ``True`` samples ``vars`` as one block, ``False`` one
+        sampler per variable.
 
     References
     ----------

@@ -60,28 +60,60 @@ class SGLD(Resumable, FlatPointStep, ArrayStepShared):
 
     Parameters
     ----------
-    vars : list, optional
-        Continuous free variables to sample (default: all of the model's).
-    step_size, final_step_size : float, optional
-        :math:`\epsilon_0`, default ``1 / N``, and the last step's, default ``step_size / 100``.
-    schedule, gamma, n_steps : {"polynomial", "constant"}, float, int, optional
-        :math:`\epsilon_t = a (b + t)^{-\gamma}` (default; ``gamma`` in (0.5, 1], default 0.55)
-        over ``n_steps`` (default ``tune + draws``), or ``"constant"``: ``step_size``.
-    preconditioner, rmsprop_decay, rmsprop_eps : None, array_like or "rmsprop"; float, float
-        Diagonal of :math:`M`: identity, a fixed positive vector, or pSGLD's RMSprop (Li et al.
-        2016, no :math:`\Gamma`; :math:`\alpha` 0.99, :math:`\lambda` 1e-5), frozen after tuning.
-    threshold, threshold_every, threshold_rows : float, int, int, default 0.1, 100, >= 32
-        Log once when the sampling threshold falls below ``threshold``, checked every
-        ``threshold_every`` steps on ``threshold_rows`` rows.
-    beta : float, default 1.0
-        Inverse temperature: the drift follows logprior + beta * loglik, as ``MALA(beta=)``.
-    localization, localization_center : float and dict, optional
-        :math:`\gamma` and :math:`w^*`, as for ``MALA`` (devinterp's SGLD for the LLC).
+    vars : list of TensorVariable, optional
+        Continuous free variables to sample; default all of the model's.
+    step_size : float, optional
+        :math:`\epsilon_0`, the first step's size; default ``1 / N``.
+    final_step_size : float, optional
+        The last step's size under the polynomial schedule; default ``step_size / 100``.
+    gamma : float, default 0.55
+        The polynomial schedule's decay exponent, in ``(0.5, 1]`` (Welling & Teh's conditions).
+    schedule : {"polynomial", "constant"}, default "polynomial"
+        ``"polynomial"``: :math:`\epsilon_t = a (b + t)^{-\gamma}` from ``step_size`` to
+        ``final_step_size`` over ``n_steps``; ``"constant"``: ``step_size`` at every step.
+    n_steps : int, optional
+        The steps the polynomial schedule spans; default ``tune + draws`` of the chain.
+    preconditioner : None, array_like or "rmsprop", optional
+        Diagonal of :math:`M`: ``None`` (the default) the identity, a fixed positive vector over
+        the flattened value variables, or ``"rmsprop"``, pSGLD's RMSprop (Li et al. 2016, no
+        :math:`\Gamma` term), adapted while tuning and frozen after.
+    rmsprop_decay : float, default 0.99
+        RMSprop's decay :math:`\alpha` of the squared-gradient average, in ``(0, 1)``.
+    rmsprop_eps : float, default 1e-05
+        RMSprop's :math:`\lambda`, added to the root mean square before dividing by it.
+    threshold : float, default 0.1
+        SGLD logs, once, when its sampling threshold falls below this value
+        (:func:`pymc_tempering.diagnostics.sampling_threshold_crossing`).
+    threshold_every : int, default 100
+        Steps between two estimates of the sampling threshold.
+    threshold_rows : int, optional
+        Rows of data each estimate uses; default the larger of 32 and the minibatch size.
     control_variate : dict, optional
-        An anchor near the mode (value names): SGLD-CV (Baker et al. 2019); one full-data gradient.
-    model, rng, initial_point, compile_kwargs, blocked
-        As for PyMC's step methods; a non-finite start raises ``ValueError`` (pass ``initvals=``);
-        the minibatch RNG is reseeded per chain, so a ``random_seed`` repeats the trace.
+        An anchor near the mode, a value per value-variable name: SGLD-CV (Baker et al. 2019),
+        one full-data gradient at the anchor. Default ``None``: plain minibatch gradients.
+    beta : float, default 1.0
+        Inverse temperature: the drift follows ``logprior + beta * loglik``, as ``MALA(beta=)``.
+    localization : float, optional
+        :math:`\gamma \ge 0`: adds :math:`-\tfrac\gamma2|x - w^*|^2` to the log density (the
+        LLC's localised posterior, Lau et al. 2023: :mod:`pymc_tempering.singular.llc`).
+        Default ``None`` (or 0): no localisation (devinterp's SGLD for the LLC).
+    localization_center : dict, optional
+        :math:`w^*`, a value per value-variable name; required with ``localization``.
+    model : pymc.Model, optional
+        The model; default the one of the enclosing ``with`` block. Its ``pm.Minibatch`` data
+        (``total_size=N``) set the minibatches; a model without them takes full gradients.
+    rng : int or numpy.random.Generator, optional
+        The random stream, as for PyMC's step methods; ``pm.sample`` sets one per chain, and
+        the minibatch stream is reseeded from it, so a ``random_seed`` repeats the trace.
+    initial_point : dict, optional
+        A point to compile and size the sampler at; default ``model.initial_point()``. Each
+        chain starts at ``pm.sample``'s own initial point; a non-finite start raises
+        ``ValueError`` (pass ``initvals=``).
+    compile_kwargs : dict, optional
+        Keyword arguments for PyTensor's compilation of the gradients.
+    blocked : bool, default True
+        As for PyMC's step methods: ``True`` samples ``vars`` as one block, ``False`` one
+        sampler per variable.
 
     References
     ----------
