@@ -8,7 +8,7 @@ progressbar_config`) once per sweep by the coordinator.
 
 from pymc.progress_bar import MCMCProgressBarManager, default_progress_theme
 
-from pymc_tempering.engine import stats as exchange_stats
+from pymc_tempering.step_methods._progress import progress_columns
 
 __all__ = ["SweepProgress"]
 
@@ -16,8 +16,21 @@ __all__ = ["SweepProgress"]
 class _Columns:
     """What MCMCProgressBarManager reads from a step method: ExchangeMC's columns."""
 
-    _progressbar_config = staticmethod(exchange_stats.progressbar_config)
-    _make_progressbar_update_functions = staticmethod(exchange_stats.progressbar_update_functions)
+    @staticmethod
+    def _progressbar_config(n_chains=1):
+        fields = [
+            ("swap_rate", "Swap rate", ":0.2f", 0.0),
+            ("accept", "Accept", ":0.2f", 0.0),
+            ("round_trips", "Round trips", "", 0),
+        ]
+        return progress_columns(fields, n_chains)
+
+    @staticmethod
+    def _make_progressbar_update_functions():
+        def update_stats(step_stats):
+            return {k: step_stats[k] for k in ("swap_rate", "accept", "round_trips")}
+
+        return (update_stats,)
 
 
 class SweepProgress:
