@@ -5,9 +5,12 @@ ArviZ, xarray, matplotlib or Dask and no package module outside the array layers
 of a trace import no step method, no compiler and no ``resume``; (c) PyTensor is compiled only
 in ``step_methods/_compile``; (d) no import cycle (deferred imports included); (e) every
 namespace ``__init__`` resolves every name it lists; (f) no module imports through a lazy
-namespace, so that (b) and (d) see every dependency. Each rule is one function of a parsed
-tree, so the planted-violation test runs the same functions on a fake tree. Known violations,
-being fixed elsewhere, are listed once in :data:`KNOWN_VIOLATIONS`.
+namespace, so that (b) and (d) see every dependency; (g) the tempering engine imports no PyMC,
+PyTensor, ArviZ, xarray or Dask and no step method, compiler or ``resume``; (h) ``distributed``
+holds no swap, tuning or recording rule of its own: it imports none of the engine's rules. Each
+rule is one function of a parsed tree, so the planted-violation test runs the same functions on
+a fake tree. Known violations, being fixed elsewhere, are listed once in
+:data:`KNOWN_VIOLATIONS`.
 """
 
 import ast
@@ -34,13 +37,27 @@ READERS = (
 )
 SAMPLER_SIDE = (f"{PACKAGE}.step_methods", f"{PACKAGE}.resume")
 COMPILER = f"{PACKAGE}.step_methods._compile"
+ENGINE = f"{PACKAGE}.engine"
+DISTRIBUTED = f"{PACKAGE}.distributed"
+# the engine's rules, which a placement must not hold a copy of: swaps, tuning, the records
+# and stats, the sweep, and the kernels that compile the accept / swap rules
+TEMPERING_RULES = tuple(
+    f"{ENGINE}.{m}" for m in ("swap", "tuning", "records", "stats", "leg", "run", "explorers",
+                              "auto", "variational", "discrete")
+) + tuple(f"{PACKAGE}.kernels.{m}" for m in ("rules", "fused", "rwm", "mala_rungs"))  # fmt: skip
 COMPILE_CALLS = ("pytensor.function", "pytensor.compile.function", "pymc.pytensorf.compile",
                  "pymc.pytensorf.compile_pymc", "pymc.compile_pymc")  # fmt: skip
 COMPILE_METHODS = ("compile_pymc", "compile_fn", "compile_logp", "compile_dlogp", "compile_d2logp")
 
 # Violations that other changes are removing: (rule, module, what). Delete an entry once its
 # fix lands; test_known_violation_still_present then XPASSes to say which.
-KNOWN_VIOLATIONS: set[tuple[str, str, str]] = set()
+KNOWN_VIOLATIONS: set[tuple[str, str, str]] = {
+    # the second tempering loop, which issue 40's Dask placement replaces
+    ("h", f"{PACKAGE}.distributed.coordinator", f"{PACKAGE}.kernels.rules"),
+    ("h", f"{PACKAGE}.distributed.coordinator", f"{PACKAGE}.kernels.rwm"),
+    ("h", f"{PACKAGE}.distributed.coordinator", f"{PACKAGE}.engine.swap"),
+    ("h", f"{PACKAGE}.distributed.worker", f"{PACKAGE}.kernels.rules"),
+}
 
 
 def _in(module: str, prefixes) -> bool:
@@ -162,6 +179,44 @@ def reader_imports(tree: Tree) -> list[Violation]:
         )  # fmt: skip
         for imp in tree.imports()
         if _in(imp.module, READERS) and _in(imp.target, SAMPLER_SIDE)
+    ]
+
+
+def engine_imports(tree: Tree) -> list[Violation]:
+    """(g) The engine imports no heavy library and no step method, compiler or ``resume``: it
+    takes the compiled log potential from its caller (engine.placement)."""
+    out = []
+    engine = ENGINE.replace(PACKAGE, tree.package, 1)
+    sampler_side = tuple(m.replace(PACKAGE, tree.package, 1) for m in SAMPLER_SIDE)
+    for imp in tree.imports():
+        if not _in(imp.module, (engine,)):
+            continue
+        if imp.target.split(".")[0] in HEAVY:
+            why = f"imports {imp.target}: the engine imports no {', '.join(HEAVY)}"
+        elif _in(imp.target, sampler_side):
+            why = f"imports {imp.target}: the engine imports no step method, compiler or resume"
+        else:
+            continue
+        out.append(Violation("g", imp.module, imp.target, imp.line, why))
+    return out
+
+
+def distributed_rules(tree: Tree) -> list[Violation]:
+    """(h) ``distributed`` places the engine's evaluations; it imports none of the engine's
+    swap, tuning, sweep or recording modules (:data:`TEMPERING_RULES`): one code path."""
+    distributed = DISTRIBUTED.replace(PACKAGE, tree.package, 1)
+    rules = tuple(m.replace(PACKAGE, tree.package, 1) for m in TEMPERING_RULES)
+    return [
+        Violation(
+            "h",
+            imp.module,
+            imp.target,
+            imp.line,
+            f"imports {imp.target}: a distributed run is the engine placed on Dask, with no "
+            "swap, tuning or recording rule of its own",
+        )  # fmt: skip
+        for imp in tree.imports()
+        if _in(imp.module, (distributed,)) and _in(imp.target, rules)
     ]
 
 
@@ -394,6 +449,8 @@ RULES = {
     "d": import_cycles,
     "e": namespace_names,
     "f": facade_imports,
+    "g": engine_imports,
+    "h": distributed_rules,
 }
 
 
@@ -454,6 +511,17 @@ PLANTED = {
     "step_methods/exchange/__init__.py": "__all__ = ['stats', 'missing']\nfrom . import stats\n",
     "step_methods/exchange/stats.py": "import pymc_tempering.step_methods.other\n",
     "step_methods/other.py": "from pymc_tempering.step_methods.exchange import stats\n",
+    "engine/__init__.py": "",
+    "engine/leg.py": (
+        "import numpy\nimport pytensor\nfrom pymc_tempering.step_methods._compile import x\n"
+        "from pymc_tempering.kernels import fused\nfrom pymc_tempering.engine import swap\n"
+    ),
+    "engine/swap.py": "",
+    "distributed/__init__.py": "",
+    "distributed/place.py": (
+        "import dask\nfrom pymc_tempering.engine.swap import propose_swaps\n"
+        "from pymc_tempering.engine.placement import Rowwise\n"
+    ),
     "step_methods/_compile/__init__.py": "import pytensor\nf = pytensor.function([], [])\n",
     "evidence/__init__.py": "",
     "plots/__init__.py": "",
@@ -494,6 +562,13 @@ def test_each_rule_reports_a_planted_violation(tmp_path):
         ("e", f"{PACKAGE}.step_methods.exchange", "missing"),
     }
     assert found["f"] == {("f", f"{PACKAGE}.plots.uses", f"{PACKAGE}.good")}
+    assert found["g"] == {
+        ("g", f"{PACKAGE}.engine.leg", "pytensor"),
+        ("g", f"{PACKAGE}.engine.leg", f"{PACKAGE}.step_methods._compile"),
+    }
+    assert found["h"] == {
+        ("h", f"{PACKAGE}.distributed.place", f"{PACKAGE}.engine.swap"),
+    }
     message = str(next(v for v in RULES["a"](tree) if v.what == "pymc"))
     assert "rule (a)" in message and "kernels.bad" in message and "imports pymc" in message
     cycle = str(RULES["d"](tree)[0])
