@@ -48,35 +48,60 @@ class ExchangeMC(Resumable, ArrayStepShared):
 
     Parameters
     ----------
-    betas, n_rungs : array_like, int, optional
-        A ladder rising in [0, 1] to 1 (or adaptive's start), else a built-in ladder's size (32).
+    vars : list of variables, optional
+        The variables to sample, as PyMC's; default (and the only choice): all free variables.
+    betas : array_like, optional
+        A ladder rising in [0, 1] to 1 (or adaptive's start); default: ``ladder``'s.
+    n_rungs : int, optional
+        The size of a built-in ladder, default 32.
     ladder : {"geometric", "power", "adaptive"}, default "geometric"
         :math:`\beta_1 = 0, \beta_l = 2^{l-L}`; :math:`(i/(L-1))^5`; or re-placed during tuning
         (Syed et al. 2021), recording ``barrier`` and ``n_rungs_suggested``.
-    ladder_objective, adapt_n_rungs : {"swap", "evidence"}, bool, default "swap", False
+    ladder_objective : {"swap", "evidence"}, default "swap"
         What ``"adaptive"`` equalises: swap rejection, or thermodynamic length (evidence then
-        warned: docs/decisions/020-evidence-ladder-caveat.md); and whether it resets the count.
-    swap_scheme, sweeps_per_draw : {"deo", "seo", "random"}, int, default "deo", 1
-        Even/odd pairs in turn, at random, or one random pair; sweeps per recorded draw.
-    explorer, proposal : {"rwm", "mala", "independent", "auto"}, {"diag", "dense", "auto"}
-        The local move (stat ``explorer``), default ``"auto"``: the walk, switched to dense MALA
-        while tuning where the top rung looks Gaussian (:mod:`.auto`; with a ``proposal``, the
-        walk with it); the per-rung covariance learned in tuning (Haario 2001; ``"diag"``).
-    prior_rung, init : bool, {"prior", "jitter"}, optional
-        Exact prior draws on a ``beta = 0`` rung (default where the prior can be forward-sampled);
-        other replicas start at prior draws (default) or the initial point plus U(-1, 1).
-    reference, n_rungs_variational : {"prior", "variational"}, int, optional
+        warned: docs/decisions/020-evidence-ladder-caveat.md).
+    adapt_n_rungs : bool, default False
+        Whether ``"adaptive"`` also resets the number of rungs.
+    swap_scheme : {"deo", "seo", "random"}, default "deo"
+        Even/odd pairs in turn, at random, or one random pair per sweep.
+    explorer : {"auto", "rwm", "mala", "independent"}, default "auto"
+        The local move (stat ``explorer``): the walk, switched to dense MALA while tuning where
+        the top rung looks Gaussian (:mod:`pymc_tempering.engine.auto`; with a ``proposal``, the
+        walk with it); the random walk; MALA; independence proposals fitted per rung.
+    proposal : {"diag", "dense", "auto"}, optional
+        The per-rung proposal covariance learned in tuning (Haario 2001); default ``"diag"``.
+    prior_rung : bool, optional
+        Exact prior draws on a ``beta = 0`` rung; default: where the prior can be
+        forward-sampled.
+    reference : {"prior", "variational"}, default "prior"
         ``"variational"`` adds a second ladder from a Gaussian fitted while tuning, joined at
-        ``beta = 1`` (stats ``variational_*``; :mod:`.variational`, docs/guide/variational.md),
-        its ladder this one (or ``ladder``'s with ``n_rungs_variational`` rungs). Continuous.
-    target_accept, scaling : float, optional
-        Acceptance goal (default: the explorer's) and first scale (``2.38 / sqrt(n_params)``).
+        ``beta = 1`` (stats ``variational_*``; :mod:`pymc_tempering.engine.variational`,
+        docs/guide/variational.md). Continuous models only.
+    n_rungs_variational : int, optional
+        The variational leg's ladder size (``ladder``'s spacing); default: this ladder.
+    sweeps_per_draw : int, default 1
+        Sweeps per recorded draw.
+    target_accept : float, optional
+        The local acceptance rate tuning aims for; default: the explorer's.
+    scaling : float, optional
+        The first proposal scale; default ``2.38 / sqrt(n_params)``.
+    init : {"prior", "jitter"}, default "prior"
+        Replicas other than the top one start at prior draws, or at the initial point plus
+        U(-1, 1).
     placement : Placement, optional
         Where the rungs' densities are evaluated: in this process, all rungs in one batched
         call (the default), or e.g. :class:`pymc_tempering.distributed.DaskPlacement` on the
         workers of a Dask cluster (:mod:`pymc_tempering.engine.placement`).
-    vars, model, rng, initial_point, compile_kwargs, blocked
-        As PyMC's; all free variables (the default), ``compile_kwargs["mode"]`` a NumPy one.
+    model : pm.Model, optional
+        The model, default the one in context.
+    rng : RandomGenerator, optional
+        As PyMC's; ``pm.sample`` sets each chain's.
+    initial_point : dict, optional
+        The point whose shapes and values compile the density; default the model's.
+    compile_kwargs : dict, optional
+        Passed to the compiler; ``compile_kwargs["mode"]`` a NumPy one.
+    blocked : bool, default True
+        As PyMC's (ExchangeMC moves all variables as one block).
 
     References
     ----------
