@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pymc as pm
+import pytest
 import xarray as xr
 
 import pymc_tempering as pmt
@@ -39,3 +40,19 @@ def test_every_moved_module_exists_today():
     for old, new in codec.MOVED_MODULES.items():
         assert old != new
         importlib.import_module(new)
+
+
+@pytest.mark.parametrize("name", ["variational_mala", "auto_adaptive"])
+def test_a_run_saved_before_the_engine_left_exchangemc_continues_bit_for_bit(name):
+    """Checkpoints of commit 6af1ff3 name the records by ``pymc_tempering.step_methods.exchange``
+    modules (tuning, explorers, variational, auto) and hold the variational leg's state: they
+    continue on the engine (``data/pre_engine_*.nc``: 30 draws after 400 or 500 tuning, seed 3,
+    on the model above; ``*_full_x.npy``: the same run with 60 draws, uninterrupted, by
+    6af1ff3). ``variational_mala``: ExchangeMC(n_rungs=4, reference="variational",
+    explorer="mala", proposal="dense"); ``auto_adaptive``: ExchangeMC(n_rungs=4,
+    ladder="adaptive"), switched to MALA while tuning."""
+    idata = xr.open_datatree(DATA / f"pre_engine_{name}.nc")
+    with _model():
+        more = pmt.continue_sampling(idata, draws=30, progressbar=False)
+    full = np.load(DATA / f"pre_engine_{name}_full_x.npy")
+    np.testing.assert_array_equal(more.posterior.x.values, full)
