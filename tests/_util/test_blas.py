@@ -15,7 +15,7 @@ import pymc_tempering as pmt
 from pymc_tempering._util import blas
 from pymc_tempering._util.blas import one_blas_thread, openblas_threads
 from pymc_tempering.kernels import reference
-from pymc_tempering.step_methods.exchange import sampler
+from pymc_tempering.engine.leg import Leg
 
 AMBIENT = 2  # the thread count set around each run: a guard that leaks shows it
 
@@ -46,9 +46,7 @@ def calls(monkeypatch):
     """Each sweep (both legs) and each dense linear-algebra entry point a sweep uses, with the
     OpenBLAS thread counts at its call."""
     calls = []
-    monkeypatch.setattr(
-        sampler.ExchangeMC, "_sweep", _record(calls, "sweep", sampler.ExchangeMC._sweep)
-    )
+    monkeypatch.setattr(Leg, "sweep_once", _record(calls, "sweep", Leg.sweep_once))
     st = reference.solve_triangular
     monkeypatch.setattr(reference, "solve_triangular", _record(calls, "solve_triangular", st))
     for name in ("cholesky", "eigh", "inv", "solve"):
