@@ -133,7 +133,7 @@ def _read_str(buf, pos):
 
 # where the modules named by checkpoints written before the package was laid out by concern
 # (docs/decisions/100-package-by-concern.md), or before the tempering engine left ExchangeMC
-# (docs/decisions/140-tempering-engine.md), live now, so older runs still continue
+# (docs/decisions/141-tempering-engine.md), live now, so older runs still continue
 MOVED_MODULES = {
     "pymc_tempering._blas": "pymc_tempering._util.blas",
     "pymc_tempering._evidence_checks": "pymc_tempering.evidence.checks",
