@@ -9,6 +9,7 @@ import numpy as np
 import pymc as pm
 import pytest
 import targets
+from pymc.blocking import DictToArrayBijection
 
 from pymc_tempering.engine.auto import WalkThenMALA
 from pymc_tempering.engine.discrete import Mixed
@@ -126,3 +127,19 @@ def test_the_variational_legs_max_rungs_grow_with_adapt_n_rungs():
             explorer="rwm",
         )  # fmt: skip
     assert small.run.variational.options.max_rungs == 64
+
+
+def test_the_variational_leg_draws_exactly_from_q_without_the_fixed_legs_prior_rung():
+    """``prior_rung=False`` is the fixed leg's: the variational leg's beta = 0 rung is q,
+    drawn exactly whatever the fixed leg does (one draw of q's block per sweep)."""
+    with _continuous():
+        step = ExchangeMC(explorer="rwm", n_rungs=4, reference="variational", prior_rung=False)
+    fixed, leg = step.run.fixed, step.run.variational
+    assert not fixed.prior_rung and not fixed.options.prior_rung
+    assert leg.prior_rung and leg.options.prior_rung
+    step.setup_chain(np.random.default_rng(1), tune=10, draws=0)
+    point = DictToArrayBijection.map({"mu": np.array(0.3)})
+    for _ in range(3):
+        step.astep(point)
+    assert fixed.prior_draws.draws.shape[0] == 0
+    assert leg.prior_draws.pos == 3

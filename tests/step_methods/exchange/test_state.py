@@ -57,13 +57,16 @@ def test_a_restored_two_leg_state_repeats_both_legs_bit_for_bit():
 
 
 def test_a_state_restored_into_another_step_continues_that_run():
-    """A second step of the same options and another seed, given the first's state after 20
-    sweeps, continues as the first does: everything of both legs, the fit and the stream is
-    in the state."""
+    """A second step of the same options and another seed, given the first's state after 70
+    sweeps (the variational leg has counted round trips), continues as the first does: the
+    counters, everything of both legs, the fit and the stream are in the state."""
     one, two = _step(seed=0), _step(seed=9)
-    _follow(one, 20)
+    _follow(one, 70)
     _follow(two, 3)
+    assert one.run.variational._round_trips > 0
     two.sampling_state = one.sampling_state
+    for a, b in zip(one.run.legs, two.run.legs, strict=True):
+        assert a.recorder.count == b.recorder.count and a.swaps == b.swaps
     _same(_follow(one, 40), _follow(two, 40))
     np.testing.assert_array_equal(
         two.reference_fit.reference.chol, one.reference_fit.reference.chol
