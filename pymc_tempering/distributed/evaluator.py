@@ -9,12 +9,43 @@ holds no state of the run: a lost evaluator loses nothing
 (``docs/decisions/140-distributed-placement.md``).
 """
 
+import hashlib
 import os
 import time
 
 import numpy as np
 
-__all__ = ["RowEvaluator"]
+__all__ = ["RowEvaluator", "compiled_density"]
+
+_COMPILED = {}  # this worker's densities, by model bytes and compile options
+
+
+def compiled_density(payload, compile_kwargs=None, gradient=False):
+    """The tempered density of the cloudpickled model ``payload``, compiled once per worker
+    process for given bytes and options (a continuation, or another run of the same model,
+    reuses it); with ``gradient`` the batched gradient too."""
+    import cloudpickle
+    import pymc as pm
+
+    from pymc_tempering.step_methods._compile import compile_tempered_density
+
+    try:
+        key = hashlib.sha256(payload + cloudpickle.dumps(compile_kwargs)).hexdigest()
+    except Exception:  # noqa: BLE001 options that do not pickle: compile without caching
+        key = None
+    density = _COMPILED.get(key)
+    if density is None:
+        model = cloudpickle.loads(payload)
+        if not isinstance(model, pm.Model):
+            model = model()
+        density = compile_tempered_density(
+            model, model.value_vars, model.initial_point(), compile_kwargs
+        )
+        if key is not None:
+            _COMPILED[key] = density
+    if gradient:
+        density.ensure_gradient()
+    return density
 
 
 class RowEvaluator:
@@ -23,17 +54,7 @@ class RowEvaluator:
     batched gradient too. ``layout()`` says which flat vector it reads."""
 
     def __init__(self, payload, compile_kwargs=None, gradient=False):
-        import cloudpickle
-        import pymc as pm
-
-        from pymc_tempering.step_methods._compile import compile_tempered_density
-
-        model = cloudpickle.loads(payload)
-        if not isinstance(model, pm.Model):
-            model = model()
-        self.density = compile_tempered_density(
-            model, model.value_vars, model.initial_point(), compile_kwargs, gradient=gradient
-        )
+        self.density = compiled_density(payload, compile_kwargs, gradient)
         self._sleep, self._exit = 0.0, False
 
     def layout(self):

@@ -46,7 +46,7 @@ class WorkerLostWarning(UserWarning):
 
 _NOT_PICKLED = (
     "A DaskPlacement cannot be pickled: it holds a Dask client and actors, which do not travel "
-    "to another process. pm.sample(cores>1) sends the step to subprocesses; pass cores=1 (the "
+    "to another process. pm.sample(cores>1) runs the step in subprocesses; pass cores=1 (the "
     "workers already evaluate in parallel; several chains then run one after the other), or "
     "use pmt.distributed.sample_tempered, which does."
 )
@@ -182,6 +182,7 @@ class DaskPotential:
         self.lost: list[str] = []  # "address (reason)" of each worker dropped
         self._gradient = getattr(base, "batched_grad", None) is not None
         self._cost_checked = self._warned_local = False
+        self._pid = os.getpid()  # a forked copy (pm.sample(cores>1) on Linux) must not evaluate
 
     def __getattr__(self, name):
         if name == "base":  # not set yet (a copy under construction): no recursion
@@ -218,6 +219,7 @@ class DaskPotential:
     def ensure_gradient(self) -> bool:
         """Compile the batched gradient here and on every evaluator; False where the model
         has none."""
+        self._check_process()
         if not self.base.ensure_gradient():
             return False
         if not self._gradient:
@@ -240,7 +242,14 @@ class DaskPotential:
         self.evaluators = []
 
     # -- evaluation ------------------------------------------------------------------------------
+    def _check_process(self) -> None:
+        if os.getpid() != self._pid:
+            raise TypeError(
+                _NOT_PICKLED.replace("cannot be pickled", "cannot be used in a copy of its process")
+            )
+
     def _evaluate(self, method, x, n_out):
+        self._check_process()
         x = np.ascontiguousarray(x, dtype=np.float64)
         started = time.perf_counter()
         *out, compute = self._spread(method, x, n_out)
