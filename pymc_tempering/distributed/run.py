@@ -151,7 +151,9 @@ def continue_tempered(
             )
     finally:
         placement.close()
-    return concatenate_draws(idata, with_run_attrs(more, placement))
+    # the joined groups keep the first run's attrs (sampling_time summed): the continuation's
+    # cluster replaces the distributed ones
+    return with_run_attrs(concatenate_draws(idata, more), placement)
 
 
 def with_run_attrs(idata, placement):

@@ -15,6 +15,7 @@ from helpers import SAMPLE_KWARGS
 
 import pymc_tempering as pmt
 from pymc_tempering.distributed import placement as dp
+from pymc_tempering.distributed import run
 from pymc_tempering.engine.placement import Rowwise, RowwisePotential
 from pymc_tempering.step_methods._compile import compile_tempered_density
 
@@ -108,6 +109,7 @@ def test_mala_draws_equal_rowwise_with_one_and_two_workers(client, model, rowwis
         placement = dp.DaskPlacement(client, n_workers=n_workers, model=build)
         idata = _sample(model, placement, explorer="mala")
         placement.close()
+        assert not placement.placed[0].lost  # every gradient evaluated on the workers
         np.testing.assert_array_equal(idata.posterior["w"].values, want)
 
 
@@ -144,6 +146,7 @@ def test_a_worker_killed_mid_run_is_dropped_and_the_draws_stay(client, model, ro
     assert len(potential.evaluators) == 1
     np.testing.assert_array_equal(idata.posterior["w"].values, rowwise_mala.posterior["w"].values)
     placement.close()
+    assert run.with_run_attrs(idata, placement).posterior.attrs["workers_lost"] == 1
     client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
 
 

@@ -86,13 +86,13 @@ CASES = {
     "variational": ("regression", {"reference": "variational", "n_rungs_variational": 4}, 1),
     "adaptive_swap": ("regression", {"ladder": "adaptive", "ladder_objective": "swap"}, 1),
     "adaptive_evidence": ("regression", {"ladder": "adaptive", "ladder_objective": "evidence"}, 1),
-    "sweeps_per_draw": ("regression", {"sweeps_per_draw": 2}, 1),
+    "sweeps_per_draw": ("regression", {"sweeps_per_draw": 2}, 1),  # draws: LAW's halves
     "discrete": ("discrete", {}, 1),
     "mixed": ("mixed", {}, 1),
     "chains": ("regression", {}, 4),
 }
-LAW = {"draws": 400, "tune": 300, "n_rungs": 5}
-TINY = {"draws": 8, "tune": 8, "n_rungs": 4}
+LAW = {"draws": 200, "tune": 100, "n_rungs": 5}
+TINY = {"draws": 4, "tune": 4, "n_rungs": 4}
 
 
 @pytest.fixture(scope="module")
@@ -105,9 +105,17 @@ def client():
         yield client
 
 
+def _size(case, size):
+    """``size``, with the sweeps of the multi-sweep cases shared out (the folder's budget)."""
+    size = dict(size)
+    divide = {"sweeps_per_draw": 2, "chains": 4}.get(case, 1) if size == LAW else 1
+    size["draws"], size["tune"] = size["draws"] // divide, size["tune"] // divide
+    return size
+
+
 def _distributed(client, case, n_workers=None, seed=11, size=LAW):
     name, options, chains = CASES[case]
-    size = dict(size)
+    size = _size(case, size)
     return pmd.sample_tempered(
         MODELS[name], client=client, draws=size.pop("draws"), tune=size.pop("tune"),
         chains=chains, random_seed=seed, n_workers=n_workers, progressbar=False,
@@ -117,7 +125,7 @@ def _distributed(client, case, n_workers=None, seed=11, size=LAW):
 
 def _rowwise(case, seed=11, size=LAW):
     name, options, chains = CASES[case]
-    size = dict(size)
+    size = _size(case, size)
     draws, tune = size.pop("draws"), size.pop("tune")
     with MODELS[name]:
         step = pmt.ExchangeMC(placement=Rowwise(), **size, **options)
@@ -156,14 +164,15 @@ def _law(case, idata):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_every_option_passes_its_law_and_equals_the_rowwise_run(client, case):
-    """2 workers, 400 draws after 300 tuning sweeps: the exact means within 4 MCSE; the
-    same seed in one process with placement=Rowwise() gives the same draws bit for bit."""
+    """2 workers, 300 sweeps (200 recorded; sweeps_per_draw=2 and chains=4 as many in all):
+    the exact means within 4 MCSE; the same seed in one process with placement=Rowwise()
+    gives the same draws bit for bit."""
     idata = _distributed(client, case)
     assert _law(case, idata) < 4
     _assert_same_draws(idata, _rowwise(case))
     attrs = idata.posterior.attrs
     assert attrs["distributed"] == 1 and attrs["n_workers"] == 2 and attrs["workers_lost"] == 0
-    assert attrs["n_calls"] > LAW["draws"] and attrs["round_ms"] >= attrs["worker_compute_ms"] > 0
+    assert attrs["n_calls"] >= 150 and attrs["round_ms"] >= attrs["worker_compute_ms"] > 0
     if case == "variational":
         _assert_both_legs_log_z(idata)
 
@@ -190,7 +199,7 @@ def client4():
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_one_and_four_workers_give_the_rowwise_draws(client, client4, case):
-    """8 tuning and 8 recorded sweeps of every option: 1 worker and 4 workers (4 rungs: one
+    """4 tuning and 4 recorded sweeps of every option: 1 worker and 4 workers (4 rungs: one
     row each) give the draws of placement=Rowwise() bit for bit."""
     want = _rowwise(case, size=TINY)
     _assert_same_draws(_distributed(client, case, n_workers=1, size=TINY), want)
