@@ -82,7 +82,7 @@ def run(client, build, n_workers, options, args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=400_000)
+    parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--draws", type=int, default=100)
     parser.add_argument("--tune", type=int, default=50)
     parser.add_argument("--rungs", type=int, default=8)

@@ -91,7 +91,7 @@ CASES = {
     "mixed": ("mixed", {}, 1),
     "chains": ("regression", {}, 4),
 }
-LAW = {"draws": 200, "tune": 100, "n_rungs": 5}
+LAW = {"draws": 160, "tune": 80, "n_rungs": 5}
 TINY = {"draws": 4, "tune": 4, "n_rungs": 4}
 
 
@@ -164,7 +164,7 @@ def _law(case, idata):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_every_option_passes_its_law_and_equals_the_rowwise_run(client, case):
-    """2 workers, 300 sweeps (200 recorded; sweeps_per_draw=2 and chains=4 as many in all):
+    """2 workers, 240 sweeps (160 recorded; sweeps_per_draw=2 and chains=4 as many in all):
     the exact means within 4 MCSE; the same seed in one process with placement=Rowwise()
     gives the same draws bit for bit."""
     idata = _distributed(client, case)
@@ -172,7 +172,7 @@ def test_every_option_passes_its_law_and_equals_the_rowwise_run(client, case):
     _assert_same_draws(idata, _rowwise(case))
     attrs = idata.posterior.attrs
     assert attrs["distributed"] == 1 and attrs["n_workers"] == 2 and attrs["workers_lost"] == 0
-    assert attrs["n_calls"] >= 150 and attrs["round_ms"] >= attrs["worker_compute_ms"] > 0
+    assert attrs["n_calls"] >= 120 and attrs["round_ms"] >= attrs["worker_compute_ms"] > 0
     if case == "variational":
         _assert_both_legs_log_z(idata)
 
@@ -207,14 +207,14 @@ def test_one_and_four_workers_give_the_rowwise_draws(client, client4, case):
 
 
 def test_continue_sampling_on_the_cluster_continues_bit_for_bit(client):
-    """MALA, 2 chains: 30 draws then 20 more with continue_sampling(client=) (on one worker)
-    equal one run of 50 draws on two, every value and stat."""
+    """MALA, 2 chains: 12 draws then 8 more with continue_sampling(client=) (on one worker)
+    equal one run of 20 draws on two, every value and stat."""
     options = {"explorer": "mala", "n_rungs": 4}
     model = MODELS["regression"]
-    common = {"client": client, "tune": 20, "chains": 2, "random_seed": 9, "progressbar": False}
-    full = pmd.sample_tempered(model, draws=50, **common, **options)
-    first = pmd.sample_tempered(model, draws=30, **common, **options)
-    joined = pmt.continue_sampling(first, 20, client=client, model=model, n_workers=1)
+    common = {"client": client, "tune": 10, "chains": 2, "random_seed": 9, "progressbar": False}
+    full = pmd.sample_tempered(model, draws=20, **common, **options)
+    first = pmd.sample_tempered(model, draws=12, **common, **options)
+    joined = pmt.continue_sampling(first, 8, client=client, model=model, n_workers=1)
     assert_same_run(full, joined)
     assert joined.posterior.attrs["n_workers"] == 1
 
