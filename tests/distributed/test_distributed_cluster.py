@@ -23,6 +23,7 @@ def test_workers_sorted_and_first_n():
         every = cluster.worker_addresses(client)
         assert every == sorted(every) and len(every) == 3
         assert cluster.worker_addresses(client, 2) == every[:2]
+        assert cluster.worker_addresses(client, 3) == every
         with pytest.raises(ValueError, match=r"`n_workers=4` but `client` has 3 workers"):
             cluster.worker_addresses(client, 4)
         for bad in (0, True, 1.5):

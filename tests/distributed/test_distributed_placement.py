@@ -186,9 +186,25 @@ def test_no_worker_left_evaluates_here_and_says_so(client, model, rowwise_mala):
     np.testing.assert_array_equal(idata.posterior["w"].values, rowwise_mala.posterior["w"].values)
 
 
-def test_another_model_on_the_workers_is_refused(client, model):
-    other = targets.regression_model(X[:, :2], Y)
-    with model, pytest.raises(ValueError, match="reads 2 parameters"):
+def _renamed():
+    """The regression with its coefficients named ``v``: 3 parameters, another layout."""
+    with pm.Model() as renamed:
+        v = pm.Normal("v", 0.0, 2.0, shape=3)
+        pm.Normal("y", pm.math.dot(X, v), 0.7, observed=Y)
+    return renamed
+
+
+@pytest.mark.parametrize(
+    ("other", "match"),
+    [
+        (lambda: targets.regression_model(X[:, :2], Y), "reads 2 parameters"),
+        (lambda: targets.regression_model(np.column_stack([X, X[:, 1] ** 2]), Y), "reads 4 "),
+        (_renamed, "reads 3 parameters laid out as .*'v'"),
+    ],
+)
+def test_another_model_on_the_workers_is_refused(client, model, other, match):
+    """Fewer, more, or as many parameters under other names: refused, naming the layouts."""
+    with model, pytest.raises(ValueError, match=match):
         dp.DaskPlacement(client, n_workers=1, model=other).place(_density(model))
 
 

@@ -238,6 +238,16 @@ def test_a_datatree_of_the_old_loop_cannot_continue(client):
             pmt.continue_sampling(old, 5, **kwargs)
 
 
+def test_chains_run_in_this_process_on_a_machine_with_more_cores(client, monkeypatch):
+    """pm.sample would run several chains in subprocesses where it counts 2+ cores (here it
+    counts 1: half of 2); sample_tempered sets cores=1, so 4 counted cores change nothing."""
+    import pymc.sampling.mcmc
+
+    monkeypatch.setattr(pymc.sampling.mcmc, "_cpu_count", lambda: 4)
+    idata = _distributed(client, "chains", size=TINY)
+    _assert_same_draws(idata, _rowwise("chains", size=TINY))
+
+
 def test_a_model_builder_is_sampled_on_the_workers(client):
     """A zero-argument builder: built here and on each worker; the Rowwise draws."""
     idata = pmd.sample_tempered(
