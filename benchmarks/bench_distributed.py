@@ -1,20 +1,19 @@
-"""Distributed tempering on Dask (issue 34): wall time per sweep with 1 and 2 workers (the
-speed-up), the coordinator's overhead, the density cost at which distribution starts to pay,
-the round latency of actors vs tasks, and a cheap model against the local batched ExchangeMC.
+"""Distributed ExchangeMC (issue 40): 2 Dask workers vs 1 on a density of 5-20 ms per row,
+with MALA rungs and with the variational reference, side by side.
 
-Run: python benchmarks/bench_distributed.py [--rows N] [--sweeps S] [--rungs L]
+Run: python benchmarks/bench_distributed.py [--rows N] [--draws D] [--tune T] [--rungs L]
 
-(a) Expensive: y_i ~ StudentT(4, mu, sigma) over ``--rows`` rows (default 10^6: ~5-20 ms per density
-evaluation), 32 rungs, ``sample_tempered`` with 1 and 2 workers of one LocalCluster
-(processes, one thread each); the sweep time is the mean round (send betas, move every
-replica, gather log-likelihoods), from ``sample_stats.attrs``; the overhead per sweep is the
-round minus the slowest worker's compute plus the coordinator's own time, and with ``W``
-workers distribution pays when the density cost ``c`` exceeds ``overhead / (L (1 - 1/W))``
-(the compute it saves, ``L c (1 - 1/W)``, equals the overhead). (b) Latency: one empty actor
-method call vs one ``client.submit(...).result()`` of an empty function on a pinned worker,
-median of 200. (c) Cheap: the 20-observation lecture model (a density of ~0.05 ms), 32 rungs,
-``sample_tempered`` with 1 worker vs ``pm.sample(step=ExchangeMC(n_rungs=32))`` locally, wall
-time per sweep. Record: docs/decisions/120-distributed-rungs-on-dask-actors.md.
+The model: a robust linear regression with ``--rows`` observations, 4 coefficients and a scale
+(``y = X w + sigma t_4``; the Student-t's logarithms make a row's density compute-bound: a
+Gaussian regression over many rows is bound by memory bandwidth, which two workers on one
+machine share), its data drawn from a fixed seed inside the builder (so
+each worker builds it; only the builder travels). ``pmt.distributed.sample_tempered`` with
+``explorer="mala"`` and with ``reference="variational"`` (rwm rungs on both legs), each with
+``n_workers=1`` and ``n_workers=2`` on one LocalCluster (processes, one thread each); time from
+the call to the DataTree, compiling included. Printed: one row's density time, each run's
+seconds, the 1-worker / 2-worker ratio, the per-evaluation round trip and worker compute (the
+DataTree's attrs), the bytes each evaluation sends and receives, and the load average before
+and after (the machine may be shared). Record: docs/decisions/140-distributed-placement.md.
 """
 
 import os
@@ -33,125 +32,101 @@ import pymc as pm  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pymc_tempering.distributed import DistributedCostWarning, sample_tempered  # noqa: E402
-from pymc_tempering.distributed.worker import ReplicaBlock  # noqa: E402
 from pymc_tempering.step_methods._compile import compile_tempered_density  # noqa: E402
-from pymc_tempering.step_methods.exchange import ExchangeMC  # noqa: E402
+
+N_COEF = 4
 
 
-def rows_model(n_rows, seed=0):
-    y = np.random.default_rng(seed).normal(0.3, 1.2, size=n_rows)
-    with pm.Model() as model:
-        mu = pm.Normal("mu", 0.0, 1.0)
-        sigma = pm.HalfNormal("sigma", 2.0)
-        pm.StudentT("y", nu=4.0, mu=mu, sigma=sigma, observed=y)
-    return model
+class Regression:
+    """A zero-argument builder of the ``n_rows`` regression (picklable: data from a seed)."""
+
+    def __init__(self, n_rows):
+        self.n_rows = n_rows
+
+    def __call__(self):
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(self.n_rows, N_COEF))
+        y = X @ np.array([0.5, -1.0, 0.3, 2.0]) + 1.3 * rng.standard_t(4, size=self.n_rows)
+        with pm.Model() as model:
+            w = pm.Normal("w", 0.0, 2.0, shape=N_COEF)
+            sigma = pm.HalfNormal("sigma", 2.0)
+            pm.StudentT("y", nu=4.0, mu=pm.math.dot(X, w), sigma=sigma, observed=y)
+        return model
 
 
-def cheap_model():
-    y = np.random.default_rng(20).normal(0.5, 1.0, size=20)
-    with pm.Model() as model:
-        mu = pm.Normal("mu", 0.0, 1.0)
-        pm.Normal("x", mu, 1.0, observed=y)
-    return model
-
-
-def density_ms(model, repeats=20):
-    """Median ms of one single-row density call (what a worker does per replica)."""
-    density = compile_tempered_density(model, model.value_vars, model.initial_point())
+def row_ms(model, gradient, repeats=15):
+    """Median ms of one single-row evaluation (what a worker does per row)."""
+    density = compile_tempered_density(
+        model, model.value_vars, model.initial_point(), gradient=gradient
+    )
+    fn = density.batch_grad if gradient else density.batch
     x = np.zeros((1, density.n_params))
-    density.batch(x)
+    fn(x)
     times = []
     for _ in range(repeats):
-        t = time.perf_counter()
-        density.batch(x)
-        times.append(time.perf_counter() - t)
-    return 1e3 * float(np.median(times))
+        started = time.perf_counter()
+        fn(x)
+        times.append(time.perf_counter() - started)
+    return 1e3 * float(np.median(times)), density.n_params
 
 
-def distributed_sweep(model, client, n_workers, sweeps, rungs):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DistributedCostWarning)
+def run(client, build, n_workers, options, args):
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DistributedCostWarning)
         idata = sample_tempered(
-            model, client=client, draws=sweeps // 2, tune=sweeps - sweeps // 2, n_rungs=rungs,
-            random_seed=1, n_workers=n_workers, progressbar=False,
+            build, client=client, draws=args.draws, tune=args.tune, n_rungs=args.rungs,
+            random_seed=1, n_workers=n_workers, progressbar=False, **options,
         )  # fmt: skip
-    attrs = dict(idata.sample_stats.attrs)
-    attrs["warned"] = any(issubclass(w.category, DistributedCostWarning) for w in caught)
-    return attrs
-
-
-def _noop():
-    return None
-
-
-def latency(client, repeats=200):
-    address = sorted(client.scheduler_info(n_workers=-1)["workers"])[0]
-    actor = client.submit(Pinger, actor=True, workers=[address]).result()
-    actor_ms, task_ms = [], []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        actor.ping().result()
-        actor_ms.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        client.submit(_noop, workers=[address], pure=False).result()
-        task_ms.append(time.perf_counter() - t)
-    return 1e3 * np.median(actor_ms), 1e3 * np.median(task_ms)
-
-
-class Pinger:
-    def ping(self):
-        return None
-
-
-def local_sweep_ms(model, sweeps, rungs):
-    with model:
-        step = ExchangeMC(n_rungs=rungs)
-        t = time.perf_counter()
-        pm.sample(draws=sweeps, tune=sweeps, chains=1, step=step, progressbar=False,
-                  compute_convergence_checks=False, random_seed=1)  # fmt: skip
-        return 1e3 * (time.perf_counter() - t) / (2 * sweeps)
+    seconds = time.perf_counter() - started
+    return seconds, idata
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--sweeps", type=int, default=40)
-    parser.add_argument("--rungs", type=int, default=32)
+    parser.add_argument("--rows", type=int, default=400_000)
+    parser.add_argument("--draws", type=int, default=100)
+    parser.add_argument("--tune", type=int, default=50)
+    parser.add_argument("--rungs", type=int, default=8)
     args = parser.parse_args()
-    assert ReplicaBlock  # the actor class the runs use
+    build = Regression(args.rows)
+    model = build()
+    plain, d = row_ms(model, gradient=False)
+    with_grad, _ = row_ms(model, gradient=True)
+    print(f"regression: {args.rows} rows, {d} parameters; one row {plain:.2f} ms, with its "
+          f"gradient {with_grad:.2f} ms; {args.rungs} rungs, {args.tune} tuning + "
+          f"{args.draws} draws")  # fmt: skip
+    configs = {
+        "explorer='mala'": ({"explorer": "mala"}, True),
+        "reference='variational'": ({"reference": "variational", "explorer": "rwm"}, False),
+    }
+    load_before = os.getloadavg()
     cluster = distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     )
+    rows = []
     with cluster, distributed.Client(cluster) as client:
         client.wait_for_workers(2)
-        model = rows_model(args.rows)
-        print(f"(a) {args.rows} rows: one density evaluation {density_ms(model):.2f} ms")
-        sweep_ms = {}
-        for n in (1, 2):
-            a = distributed_sweep(model, client, n, args.sweeps, args.rungs)
-            sweep_ms[n] = a["round_ms"] + a["coordinator_ms"]
-            overhead = a["round_ms"] - a["worker_compute_ms"] + a["coordinator_ms"]
-            print(
-                f"    {n} worker(s), {args.rungs} rungs: {sweep_ms[n]:.1f} ms per sweep "
-                f"(slowest worker's compute {a['worker_compute_ms']:.1f} ms, coordinator "
-                f"{a['coordinator_ms']:.2f} ms, overhead {overhead:.2f} ms); cost warning: "
-                f"{a['warned']}"
-            )
-        print(f"    speed-up 2 vs 1 worker: {sweep_ms[1] / sweep_ms[2]:.2f}x (target >= 1.7x)")
-        print(
-            f"    break-even density cost with 2 workers: {overhead / (args.rungs / 2):.3f} ms "
-            f"(overhead {overhead:.2f} ms / (L (1 - 1/W)) = / {args.rungs / 2:g})"
-        )
-        actor_ms, task_ms = latency(client)
-        print(f"(b) round latency: actor call {actor_ms:.2f} ms, submit+result {task_ms:.2f} ms")
-        cheap = cheap_model()
-        a = distributed_sweep(cheap, client, 1, 200, args.rungs)
-        local = local_sweep_ms(cheap, 200, args.rungs)
-        print(
-            f"(c) cheap model ({density_ms(cheap):.3f} ms): distributed {a['round_ms']:.2f} ms "
-            f"per sweep (1 worker) vs local batched {local:.3f} ms: "
-            f"{a['round_ms'] / local:.0f}x slower; cost warning: {a['warned']}"
-        )
+        for name, (options, grads) in configs.items():
+            t1, one = run(client, build, 1, options, args)
+            t2, two = run(client, build, 2, options, args)
+            np.testing.assert_array_equal(one.posterior["w"].values, two.posterior["w"].values)
+            attrs = two.posterior.attrs
+            out_bytes = args.rungs * d * 8
+            back_bytes = args.rungs * 8 * 2 + (args.rungs * d * 8 * 2 if grads else 0)
+            rows.append((name, t1, t2, attrs, out_bytes, back_bytes))
+    load_after = os.getloadavg()
+    print(f"{'run':26} {'1 worker s':>11} {'2 workers s':>12} {'ratio':>6} "
+          f"{'calls':>6} {'round ms':>9} {'compute ms':>11} {'bytes out/back':>15}")  # fmt: skip
+    for name, t1, t2, attrs, out_bytes, back_bytes in rows:
+        print(f"{name:26} {t1:11.1f} {t2:12.1f} {t1 / t2:6.2f} {attrs['n_calls']:6d} "
+              f"{attrs['round_ms']:9.2f} {attrs['worker_compute_ms']:11.2f} "
+              f"{out_bytes:>7}/{back_bytes:<7}")  # fmt: skip
+    print("draws of 1 and 2 workers identical: yes (asserted)")
+    print(
+        f"load average (1, 5, 15 min) before {load_before}, after {load_after} on "
+        f"{os.cpu_count()} cores: {'busy' if max(load_after[0], load_before[0]) > 1 else 'idle'}"
+    )
 
 
 if __name__ == "__main__":

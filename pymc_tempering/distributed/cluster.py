@@ -1,16 +1,17 @@
-"""The cluster side of a distributed run: which workers, the model as bytes, the actors.
+"""The cluster side of a distributed run: which workers, the model as bytes, the evaluators.
 
-Replicas are split into contiguous blocks, one per worker; each block is a Dask actor
-(:class:`pymc_tempering.distributed.worker.ReplicaBlock`) pinned to its worker, so its states
-never move and each call costs one message each way
-(``docs/decisions/120-distributed-rungs-on-dask-actors.md``).
+One :class:`pymc_tempering.distributed.evaluator.RowEvaluator` actor per worker, pinned to it,
+so the compiled density stays where it was compiled and each evaluation costs one message each
+way (``docs/decisions/140-distributed-placement.md``).
 """
 
 import numpy as np
+import pymc as pm
+from pymc.model import modelcontext
 
-from pymc_tempering.distributed.worker import ReplicaBlock
+from pymc_tempering.distributed.evaluator import RowEvaluator
 
-__all__ = ["worker_addresses", "payload", "start_blocks"]
+__all__ = ["worker_addresses", "payload", "model_and_payload", "shippable", "start_evaluators"]
 
 
 def worker_addresses(client, n_workers=None) -> list[str]:
@@ -42,8 +43,7 @@ def worker_addresses(client, n_workers=None) -> list[str]:
             "or wait for them with client.wait_for_workers(n) before sampling."
         )
     if n_workers is not None:
-        if not isinstance(n_workers, (int, np.integer)) or n_workers < 1:
-            raise ValueError(f"`n_workers` must be a positive int or None, got {n_workers!r}.")
+        check_n_workers(n_workers)
         if n_workers > len(workers):
             raise ValueError(
                 f"`n_workers={n_workers}` but `client` has {len(workers)} workers; pass at most "
@@ -51,6 +51,14 @@ def worker_addresses(client, n_workers=None) -> list[str]:
             )
         workers = workers[:n_workers]
     return workers
+
+
+def check_n_workers(n_workers) -> None:
+    """A ValueError unless ``n_workers`` is None or a positive int."""
+    if n_workers is None:
+        return
+    if isinstance(n_workers, bool) or not isinstance(n_workers, (int, np.integer)) or n_workers < 1:
+        raise ValueError(f"`n_workers` must be a positive int or None, got {n_workers!r}.")
 
 
 def payload(model) -> bytes:
@@ -67,38 +75,52 @@ def payload(model) -> bytes:
         ) from err
 
 
-def start_blocks(client, workers, data, betas, seed, init, compile_kwargs, replicas=None):
-    """One :class:`ReplicaBlock` actor per worker over contiguous blocks of replicas; returns
-    ``(actors, blocks, futures)``: ``blocks[k]`` the replica indices of actor ``k``; the
-    actors live while ``futures`` do (cancel them to free the workers). ``replicas``: every
-    replica's state from a checkpoint (rows in replica order), or None to draw starts."""
-    blocks = [b for b in np.array_split(np.arange(betas.size), len(workers)) if b.size]
-    restore = [None] * len(blocks)
-    if replicas is not None:
-        restore = [
-            {
-                "x": replicas["x"][b],
-                "logprior": replicas["logprior"][b],
-                "loglik": replicas["loglik"][b],
-                "rngs": [replicas["rngs"][r] for r in b],
-            }
-            for b in blocks
-        ]
+def model_and_payload(model):
+    """``(the pm.Model, what to ship)``: the model itself (default: the one in context), or a
+    zero-argument builder and the model it builds."""
+    if model is None or isinstance(model, pm.Model):
+        model = modelcontext(model)
+        return model, model
+    if callable(model):
+        built = model()
+        if not isinstance(built, pm.Model):
+            raise TypeError(f"The model builder returned {type(built).__name__}, not a pm.Model.")
+        return built, model
+    raise TypeError(
+        f"`model` must be a pm.Model or a zero-argument function building one, got "
+        f"{type(model).__name__}."
+    )
+
+
+def shippable(model):
+    """What the workers build the model from: ``model`` (a pm.Model or a zero-argument builder,
+    not called here: a builder called inside a model's context would add to that model), or
+    the model in context for None."""
+    if model is None or isinstance(model, pm.Model):
+        return modelcontext(model)
+    if callable(model):
+        return model
+    raise TypeError(
+        f"`model` must be a pm.Model or a zero-argument function building one, got "
+        f"{type(model).__name__}."
+    )
+
+
+def start_evaluators(client, workers, data, compile_kwargs, gradient):
+    """One :class:`RowEvaluator` actor per address in ``workers``, compiled from the model bytes
+    ``data``; returns ``(address, actor, future)`` for each, in ``workers``' order (the actor
+    lives while its future does: cancel it to free the worker)."""
     futures = [
         client.submit(
-            ReplicaBlock,
+            RowEvaluator,
             data,
-            block,
-            betas,
-            seed,
-            init,
             compile_kwargs,
-            state,
+            gradient,
             actor=True,
             workers=[address],
             allow_other_workers=False,
             pure=False,
-        )  # fmt: skip
-        for block, address, state in zip(blocks, workers, restore, strict=False)
+        )
+        for address in workers
     ]
-    return [f.result() for f in futures], blocks, futures
+    return [(a, f.result(), f) for a, f in zip(workers, futures, strict=True)]

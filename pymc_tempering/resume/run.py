@@ -305,10 +305,10 @@ def continue_sampling(
     **sample_kwargs
         Further ``pm.sample`` arguments (``tune=0`` and ``chains`` are set here).
     client : dask.distributed.Client, optional
-        Continue a run of :func:`pymc_tempering.distributed.sample_tempered` (finished, or
-        the ``idata`` of its ``WorkerLostError``) on this cluster's workers; ``model`` may
-        then be the function that built it, and ``**sample_kwargs`` take ``n_workers``,
-        ``progressbar``, ``compile_kwargs`` and ``checkpoint_every``.
+        Continue an ExchangeMC run (e.g. of :func:`pymc_tempering.distributed.sample_tempered`)
+        with its densities on this cluster's workers; ``model`` may then be the function
+        that built it, and ``**sample_kwargs`` take ``n_workers``, ``worker_timeout`` and
+        ``progressbar``.
 
     Returns
     -------
@@ -328,7 +328,8 @@ def continue_sampling(
             f"continue_sampling: `draws` (the draws to add to each chain) must be a whole "
             f"number >= 1, got {draws!r}; e.g. continue_sampling(idata, draws=1000)."
         )
-    if client is not None or _DISTRIBUTED_GROUP in getattr(idata, "children", {}):
+    old = _OLD_DISTRIBUTED_GROUP in getattr(idata, "children", {})
+    if client is not None or old or (step is None and _sampled_on_dask(idata)):
         return _continue_distributed(idata, draws, client, model, step, cores, sample_kwargs)
     model = _model(model, "continue_sampling")
     step = resume_step(idata, model=model, step=step)
@@ -348,29 +349,43 @@ def continue_sampling(
     return concatenate_draws(idata, more)
 
 
-_DISTRIBUTED_GROUP = "tempering_checkpoint"  # pymc_tempering.distributed.checkpoint.GROUP
-_DISTRIBUTED_KWARGS = ("n_workers", "progressbar", "compile_kwargs", "checkpoint_every")
+_OLD_DISTRIBUTED_GROUP = "tempering_checkpoint"  # the checkpoint of the removed distributed loop
+_DISTRIBUTED_KWARGS = ("n_workers", "worker_timeout", "progressbar")
 
 
 def _continue_distributed(idata, draws, client, model, step, cores, sample_kwargs):
-    """:func:`continue_sampling` of a distributed run: checks, then
-    :func:`pymc_tempering.distributed.resume.continue_tempered`."""
+    """:func:`continue_sampling` with a ``client``: checks, then
+    :func:`pymc_tempering.distributed.run.continue_tempered`."""
+    if _OLD_DISTRIBUTED_GROUP in getattr(idata, "children", {}):
+        raise ValueError(
+            "This DataTree comes from the distributed loop of pymc_tempering before the "
+            "distributed run became ExchangeMC on Dask (its group `tempering_checkpoint`); its "
+            "checkpoint cannot be continued. Its draws stay valid: sample the model again with "
+            "pmt.distributed.sample_tempered(model, client=client, ...), which keeps "
+            "ExchangeMC's checkpoints, and continue that run."
+        )
     if client is None:
         raise ValueError(
-            "This run was sampled on a Dask cluster by pmt.distributed.sample_tempered: pass "
+            "This run was sampled on a Dask cluster (ExchangeMC with a DaskPlacement): pass "
             "the cluster to continue it on, continue_sampling(idata, draws, client=client) "
-            "(a dask.distributed.Client; any number of workers gives the same draws)."
+            "(any number of workers gives the same draws), or continue it in this process with "
+            "step=pmt.ExchangeMC(<the run's options>, placement=pmt.engine.placement.Rowwise())."
         )
     given = {"step": step, "cores": cores}
     unused = [name for name, value in given.items() if value is not None]
     unused += [name for name in sample_kwargs if name not in _DISTRIBUTED_KWARGS]
     if unused:
         raise ValueError(
-            f"continue_sampling of a distributed run does not take {unused}: it continues "
-            f"the run's own sampler and takes only model, client and {list(_DISTRIBUTED_KWARGS)}."
+            f"continue_sampling on a cluster does not take {unused}: it continues the run's own "
+            f"sampler and takes only model, client and {list(_DISTRIBUTED_KWARGS)}."
         )
-    from pymc_tempering.distributed.resume import continue_tempered
+    from pymc_tempering.distributed.run import continue_tempered
 
-    return continue_tempered(
-        idata, draws, client=client, model=model, stacklevel=3, **sample_kwargs
-    )
+    return continue_tempered(idata, draws, client=client, model=model, **sample_kwargs)
+
+
+def _sampled_on_dask(idata) -> bool:
+    """Whether ``idata``'s ExchangeMC had a DaskPlacement (saved as unsaved: it holds a
+    client)."""
+    saved = saved_step(idata) if "sample_stats" in getattr(idata, "children", {}) else None
+    return bool(saved) and saved["kwargs"].get("placement") == "<unsaved DaskPlacement>"

@@ -2,13 +2,13 @@
 
 import pymc_tempering as pmt
 import pymc_tempering.distributed as pmd
-from pymc_tempering.distributed import coordinator, run  # noqa: F401 loaded, still unlisted
+from pymc_tempering.distributed import placement, run  # noqa: F401 loaded, still unlisted
 
-PUBLIC = ["DistributedCostWarning", "WorkerLostError", "sample_tempered"]
+PUBLIC = ["DaskPlacement", "DistributedCostWarning", "WorkerLostWarning", "sample_tempered"]
 
 
 def test_dir_lists_the_public_names_only():
-    """Not the modules (``worker``, ``coordinator``) nor their imports (``np``), even once
+    """Not the modules (``evaluator``, ``placement``) nor their imports (``np``), even once
     loaded."""
     assert dir(pmd) == PUBLIC
     assert sorted(pmd.__all__) == PUBLIC
@@ -17,5 +17,6 @@ def test_dir_lists_the_public_names_only():
 
 def test_each_public_name_resolves_to_its_home():
     assert pmd.sample_tempered is run.sample_tempered
-    assert pmd.WorkerLostError is run.WorkerLostError
+    assert pmd.DaskPlacement is placement.DaskPlacement
     assert issubclass(pmd.DistributedCostWarning, UserWarning)
+    assert issubclass(pmd.WorkerLostWarning, UserWarning)

@@ -1,37 +1,194 @@
-"""sample_tempered on a real LocalCluster: the same draws with any number of workers, the law
-of a local ExchangeMC run, thermodynamic integration against the closed-form log Z, the
-readers, and the errors and warnings a user gets."""
+"""sample_tempered on a real LocalCluster: ExchangeMC with its densities on Dask workers.
 
-import threading
+Every option passes a law test against an exact answer (a correlated Gaussian posterior, the
+regression's closed-form log Z, enumerated discrete and mixed posteriors), and each of those
+runs equals placement=Rowwise() in one process bit for bit; tiny runs of every option give
+the same draws with 1 and 4 workers; continue_sampling(client=) continues bit for bit."""
 
-import arviz as az
+import warnings
+
 import distributed
 import numpy as np
 import pymc as pm
 import pytest
-import scipy.stats
 import targets
-from helpers import SAMPLE_KWARGS, batch_means_mcse
+from helpers import SAMPLE_KWARGS, assert_same_run, z_score
+from scipy import stats
 
+import pymc_tempering as pmt
 import pymc_tempering.distributed as pmd
-from pymc_tempering.diagnostics.summary import tempering_summary
-from pymc_tempering.distributed import checkpoint, coordinator, run
-from pymc_tempering.evidence.tempered import thermodynamic_integration
-from pymc_tempering.step_methods.exchange import ExchangeMC
+from pymc_tempering.engine.placement import Rowwise
+from pymc_tempering.evidence import EvidenceWarning
 
-X = targets.lecture_data()
-N_RUNGS = 12
-LONG = {"draws": 2000, "tune": 500, "n_rungs": N_RUNGS, "progressbar": False}
+pytestmark = pytest.mark.filterwarnings("ignore::pymc_tempering.distributed.DistributedCostWarning")
+
+X, Y = targets.regression_data()
+PRIOR_SD, NOISE_SD = 2.0, 0.7
+Y_DISCRETE = np.array([2.3, 3.1, 1.7, 2.8])
+N_TRIALS, P_TRIAL, SD_DISCRETE = 8, 0.4, 1.5
 
 
-def exact_log_evidence(x=X, b=1.0):
-    """log Z of x_i ~ N(mu, 1), mu ~ N(0, b^2): x ~ N(0, I + b^2 11^T)."""
-    cov = np.eye(x.size) + b**2 * np.ones((x.size, x.size))
-    return scipy.stats.multivariate_normal(np.zeros(x.size), cov).logpdf(x)
+def regression_posterior():
+    """Mean and covariance of the conjugate regression's coefficients (strongly correlated:
+    the intercept and the uniform column)."""
+    precision = X.T @ X / NOISE_SD**2 + np.eye(X.shape[1]) / PRIOR_SD**2
+    cov = np.linalg.inv(precision)
+    return cov @ X.T @ Y / NOISE_SD**2, cov
+
+
+def discrete_model():
+    """k ~ Binomial(8, 0.4), y_i ~ N(k, 1.5): a model of one discrete variable."""
+    with pm.Model() as model:
+        k = pm.Binomial("k", N_TRIALS, P_TRIAL)
+        pm.Normal("y", k, SD_DISCRETE, observed=Y_DISCRETE)
+    return model
+
+
+def discrete_posterior():
+    ks = np.arange(N_TRIALS + 1)
+    logp = stats.binom.logpmf(ks, N_TRIALS, P_TRIAL)
+    logp += np.array([stats.norm.logpdf(Y_DISCRETE, k, SD_DISCRETE).sum() for k in ks])
+    return ks, np.exp(logp - np.logaddexp.reduce(logp))
+
+
+def mixed_model():
+    """k ~ Binomial(8, 0.4), mu ~ N(0, 1), y_i ~ N(k + mu, 1): discrete and continuous."""
+    with pm.Model() as model:
+        k = pm.Binomial("k", N_TRIALS, P_TRIAL)
+        mu = pm.Normal("mu", 0.0, 1.0)
+        pm.Normal("y", k + mu, 1.0, observed=Y_DISCRETE)
+    return model
+
+
+def mixed_posterior():
+    """E[k] and E[mu] by enumerating k: y | k ~ N(k, I + 11^T), mu | k, y conjugate."""
+    n, ks = Y_DISCRETE.size, np.arange(N_TRIALS + 1)
+    cov = np.eye(n) + np.ones((n, n))
+    logp = stats.binom.logpmf(ks, N_TRIALS, P_TRIAL)
+    logp += np.array([stats.multivariate_normal(np.full(n, k), cov).logpdf(Y_DISCRETE) for k in ks])
+    p = np.exp(logp - np.logaddexp.reduce(logp))
+    mu_given_k = np.array([(Y_DISCRETE - k).sum() / (n + 1) for k in ks])
+    return float(p @ ks), float(p @ mu_given_k)
+
+
+MODELS = {
+    "regression": targets.regression_model(X, Y, PRIOR_SD, NOISE_SD),
+    "discrete": discrete_model(),
+    "mixed": mixed_model(),
+}
+# name: (model, ExchangeMC options, chains)
+CASES = {
+    "rwm": ("regression", {"explorer": "rwm"}, 1),
+    "mala": ("regression", {"explorer": "mala"}, 1),
+    "dense": ("regression", {"explorer": "rwm", "proposal": "dense"}, 1),
+    "auto": ("regression", {"explorer": "auto"}, 1),
+    "independent": ("regression", {"explorer": "independent"}, 1),
+    "variational": ("regression", {"reference": "variational", "n_rungs_variational": 4}, 1),
+    "adaptive_swap": ("regression", {"ladder": "adaptive", "ladder_objective": "swap"}, 1),
+    "adaptive_evidence": ("regression", {"ladder": "adaptive", "ladder_objective": "evidence"}, 1),
+    "sweeps_per_draw": ("regression", {"sweeps_per_draw": 2}, 1),  # draws: LAW's halves
+    "discrete": ("discrete", {}, 1),
+    "mixed": ("mixed", {}, 1),
+    "chains": ("regression", {}, 4),
+}
+LAW = {"draws": 160, "tune": 80, "n_rungs": 5}
+TINY = {"draws": 4, "tune": 4, "n_rungs": 4}
 
 
 @pytest.fixture(scope="module")
 def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
+    with cluster, distributed.Client(cluster) as client:
+        client.wait_for_workers(2, timeout=120)
+        yield client
+
+
+def _size(case, size):
+    """``size``, with the sweeps of the multi-sweep cases shared out (the folder's budget)."""
+    size = dict(size)
+    divide = {"sweeps_per_draw": 2, "chains": 4}.get(case, 1) if size == LAW else 1
+    size["draws"], size["tune"] = size["draws"] // divide, size["tune"] // divide
+    return size
+
+
+def _distributed(client, case, n_workers=None, seed=11, size=LAW):
+    name, options, chains = CASES[case]
+    size = _size(case, size)
+    return pmd.sample_tempered(
+        MODELS[name], client=client, draws=size.pop("draws"), tune=size.pop("tune"),
+        chains=chains, random_seed=seed, n_workers=n_workers, progressbar=False,
+        **size, **options,
+    )  # fmt: skip
+
+
+def _rowwise(case, seed=11, size=LAW):
+    name, options, chains = CASES[case]
+    size = _size(case, size)
+    draws, tune = size.pop("draws"), size.pop("tune")
+    with MODELS[name]:
+        step = pmt.ExchangeMC(placement=Rowwise(), **size, **options)
+        return pm.sample(
+            draws=draws, tune=tune, chains=chains, cores=1, step=step, random_seed=seed,
+            **SAMPLE_KWARGS,
+        )  # fmt: skip
+
+
+def _assert_same_draws(a, b):
+    for name in a.posterior.data_vars:
+        np.testing.assert_array_equal(a.posterior[name].values, b.posterior[name].values)
+    np.testing.assert_array_equal(
+        a.sample_stats["rung_loglik"].values, b.sample_stats["rung_loglik"].values
+    )
+
+
+def _law(case, idata):
+    """max |z| of the exact answers the case's model has."""
+    name = CASES[case][0]
+    post = idata.posterior
+    if name == "discrete":
+        ks, p = discrete_posterior()
+        return max(
+            abs(z_score(post["k"].values == k, pk))
+            for k, pk in zip(ks, p, strict=True)
+            if pk > 0.05
+        )
+    if name == "mixed":
+        mean_k, mean_mu = mixed_posterior()
+        return max(abs(z_score(post["k"].values, mean_k)), abs(z_score(post["mu"].values, mean_mu)))
+    mean, _ = regression_posterior()
+    w = post["w"].values
+    return max(abs(z_score(w[..., j], mean[j])) for j in range(mean.size))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_option_passes_its_law_and_equals_the_rowwise_run(client, case):
+    """2 workers, 240 sweeps (160 recorded; sweeps_per_draw=2 and chains=4 as many in all):
+    the exact means within 4 MCSE; the same seed in one process with placement=Rowwise()
+    gives the same draws bit for bit."""
+    idata = _distributed(client, case)
+    assert _law(case, idata) < 4
+    _assert_same_draws(idata, _rowwise(case))
+    attrs = idata.posterior.attrs
+    assert attrs["distributed"] == 1 and attrs["n_workers"] == 2 and attrs["workers_lost"] == 0
+    assert attrs["n_calls"] >= 120 and attrs["round_ms"] >= attrs["worker_compute_ms"] > 0
+    if case == "variational":
+        _assert_both_legs_log_z(idata)
+
+
+def _assert_both_legs_log_z(idata):
+    truth = targets.regression_log_evidence(X, Y, PRIOR_SD, NOISE_SD)
+    for leg in ("prior", "variational"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EvidenceWarning)
+            res = pmt.evidence.thermodynamic_integration(idata, leg=leg)
+        bound = 4 * float(res.mcse) + abs(float(res.discretisation_error))
+        assert abs(float(res.log_marginal_likelihood) - truth) < bound, (leg, res)
+
+
+@pytest.fixture(scope="module")
+def client4():
     cluster = distributed.LocalCluster(
         n_workers=4, threads_per_worker=1, processes=True, dashboard_address=":0"
     )
@@ -40,222 +197,70 @@ def client():
         yield client
 
 
-@pytest.fixture(scope="module")
-def long_run(client):
-    with pytest.warns(pmd.DistributedCostWarning):  # a 0.01 ms density: cannot pay
-        return pmd.sample_tempered(
-            targets.lecture_model(X), client=client, n_workers=2, random_seed=7, **LONG
-        )
+@pytest.mark.parametrize("case", list(CASES))
+def test_one_and_four_workers_give_the_rowwise_draws(client, client4, case):
+    """4 tuning and 4 recorded sweeps of every option: 1 worker and 4 workers (4 rungs: one
+    row each) give the draws of placement=Rowwise() bit for bit."""
+    want = _rowwise(case, size=TINY)
+    _assert_same_draws(_distributed(client, case, n_workers=1, size=TINY), want)
+    _assert_same_draws(_distributed(client4, case, n_workers=4, size=TINY), want)
 
 
-def _short(client, n_workers, seed=3):
-    return pmd.sample_tempered(
-        targets.lecture_model(X), client=client, draws=60, tune=40, n_rungs=8,
-        random_seed=seed, n_workers=n_workers, progressbar=False,
+def test_continue_sampling_on_the_cluster_continues_bit_for_bit(client):
+    """MALA, 2 chains: 12 draws then 8 more with continue_sampling(client=) (on one worker)
+    equal one run of 20 draws on two, every value and stat."""
+    options = {"explorer": "mala", "n_rungs": 4}
+    model = MODELS["regression"]
+    common = {"client": client, "tune": 10, "chains": 2, "random_seed": 9, "progressbar": False}
+    full = pmd.sample_tempered(model, draws=20, **common, **options)
+    first = pmd.sample_tempered(model, draws=12, **common, **options)
+    joined = pmt.continue_sampling(first, 8, client=client, model=model, n_workers=1)
+    assert_same_run(full, joined)
+    assert joined.posterior.attrs["n_workers"] == 1
+
+
+def test_a_continued_run_without_client_says_to_pass_it(client):
+    idata = pmd.sample_tempered(
+        MODELS["regression"], client=client, draws=5, tune=5, n_rungs=3, progressbar=False
+    )
+    with MODELS["regression"], pytest.raises(ValueError, match="client=client"):
+        pmt.continue_sampling(idata, 5)
+
+
+def test_a_datatree_of_the_old_loop_cannot_continue(client):
+    """The removed loop kept its checkpoint in a `tempering_checkpoint` group: refused, saying
+    to sample again."""
+    import xarray as xr
+
+    old = xr.DataTree.from_dict({"posterior": xr.Dataset(), "tempering_checkpoint": xr.Dataset()})
+    for kwargs in ({"client": client}, {}):
+        with MODELS["regression"], pytest.raises(ValueError, match="sample_tempered"):
+            pmt.continue_sampling(old, 5, **kwargs)
+
+
+def test_chains_run_in_this_process_on_a_machine_with_more_cores(client, monkeypatch):
+    """pm.sample would run several chains in subprocesses where it counts 2+ cores (here it
+    counts 1: half of 2); sample_tempered sets cores=1, so 4 counted cores change nothing."""
+    import pymc.sampling.mcmc
+
+    monkeypatch.setattr(pymc.sampling.mcmc, "_cpu_count", lambda: 4)
+    idata = _distributed(client, "chains", size=TINY)
+    _assert_same_draws(idata, _rowwise("chains", size=TINY))
+
+
+def test_a_model_builder_is_sampled_on_the_workers(client):
+    """A zero-argument builder: built here and on each worker; the Rowwise draws."""
+    idata = pmd.sample_tempered(
+        lambda: targets.regression_model(X, Y, PRIOR_SD, NOISE_SD), client=client,
+        draws=6, tune=6, n_rungs=3, random_seed=3, progressbar=False,
     )  # fmt: skip
+    with MODELS["regression"]:
+        step = pmt.ExchangeMC(n_rungs=3, placement=Rowwise())
+        want = pm.sample(draws=6, tune=6, chains=1, step=step, random_seed=3, **SAMPLE_KWARGS)
+    _assert_same_draws(idata, want)
 
 
-def rung_sd(betas, x=X):
-    """sd of mu under prior * lik ** beta for the lecture model (prior sd 1)."""
-    return 1.0 / np.sqrt(1.0 + np.asarray(betas) * x.size)
-
-
-def rw_accept(scale, sd):
-    """Mean acceptance of a random walk with N(0, scale^2) steps on a Gaussian of sd ``sd``,
-    at stationarity: (2 / pi) arctan(2 sd / scale)."""
-    return 2.0 / np.pi * np.arctan(2.0 * sd / scale)
-
-
-@pytest.mark.filterwarnings("ignore::pymc_tempering.distributed.DistributedCostWarning")
-@pytest.mark.parametrize("seed", [3, 11])
-def test_same_draws_with_1_2_and_4_workers(client, seed):
-    """Strong parallelism invariance: draws, rung log-likelihoods, the replica on each rung
-    and every swap decision are bit-identical whatever the number of workers."""
-    runs = [_short(client, n, seed) for n in (1, 2, 4)]
-    names = ("rung_loglik", "rung_replica", "swap_accepted", "rung_accept", "rung_scaling")
-    for other in runs[1:]:
-        np.testing.assert_array_equal(other.posterior["mu"], runs[0].posterior["mu"])
-        for name in names:
-            np.testing.assert_array_equal(other.sample_stats[name], runs[0].sample_stats[name])
-    assert [r.sample_stats.attrs["n_workers"] for r in runs] == [1, 2, 4]
-    # 60 draws after 40 tuning sweeps
-    assert runs[0].posterior.sizes["draw"] == 60
-    assert runs[0].sample_stats.attrs["tuning_steps"] == 40
-    assert checkpoint.read(runs[0])["coordinator"].sweep == 100
-
-
-def test_ti_within_4_mcse_of_exact(long_run):
-    ti = thermodynamic_integration(long_run)
-    error = float(ti["log_marginal_likelihood"]) - exact_log_evidence()
-    assert abs(error) < 4 * float(ti["mcse"]), (error, float(ti["mcse"]))
-
-
-def test_law_matches_a_local_exchangemc_run(long_run):
-    """The beta = 1 mean and every rung's mean log-likelihood agree with a local run of the
-    same ladder within 4 combined MCSE."""
-    with targets.lecture_model(X):
-        local = pm.sample(
-            draws=LONG["draws"], tune=LONG["tune"], chains=1, random_seed=5,
-            step=ExchangeMC(betas=long_run.sample_stats["betas"].values[0, 0]),
-            **SAMPLE_KWARGS,
-        )  # fmt: skip
-    pairs = [(long_run.posterior["mu"].values, local.posterior["mu"].values)]
-    ll_dist, ll_local = (r.sample_stats["rung_loglik"].values for r in (long_run, local))
-    pairs += [(ll_dist[..., k], ll_local[..., k]) for k in range(N_RUNGS)]
-    for a, b in pairs:
-        z = (a.mean() - b.mean()) / np.hypot(float(az.mcse(a)), float(az.mcse(b)))
-        assert abs(z) < 4, z
-
-
-def test_each_rung_is_tuned_and_moves_with_its_own_scale(long_run):
-    """Per-rung tuning, seen from the run's stats: each rung's scale is fixed after tuning;
-    its mean acceptance is the closed-form rate of that scale on the rung's Gaussian within
-    4 MCSE (the scale recorded for a rung is the one its replicas moved with), and that rate
-    is within 4 sd of the one-dimensional target 0.44, the sd of Robbins-Monro with gains
-    (t + 1) ** -0.6 after ``tune`` steps: gain * Sigma * |d rate / d log scale| / 2, Sigma the
-    long-run variance of the acceptance (from the draws)."""
-    scaling = long_run.sample_stats["rung_scaling"].values[0]
-    accept = long_run.sample_stats["rung_accept"].values[0]
-    np.testing.assert_array_equal(scaling, np.broadcast_to(scaling[0], scaling.shape))
-    sd = rung_sd(long_run.sample_stats["betas"].values[0, 0])
-    rate = rw_accept(scaling[0], sd)
-    mcse = np.array([batch_means_mcse(accept[:, k]) for k in range(N_RUNGS)])
-    z = (accept.mean(axis=0) - rate) / mcse
-    assert np.all(np.abs(z) < 4), z
-    ratio = 2.0 * sd / scaling[0]
-    slope = 2.0 / np.pi * ratio / (1.0 + ratio**2)
-    sigma = LONG["draws"] * mcse**2
-    tolerance = 4 * np.sqrt(LONG["tune"] ** -coordinator.GAIN_EXPONENT * sigma * slope / 2)
-    assert np.all(np.abs(rate - 0.44) < tolerance), (rate, tolerance)
-
-
-def test_without_tuning_every_rung_keeps_the_dimensions_scale(client):
-    """``tune=0`` is a run: every rung moves with 2.38 / sqrt(d), d = 3 parameters; the cost
-    warning, after sweep 20, points at the caller's line."""
-    with pm.Model() as model:
-        mu = pm.Normal("mu", 0.0, 1.0, shape=3)
-        pm.Normal("y", mu, 1.0, observed=np.array([0.3, -0.2, 1.1]))
-    with pytest.warns(pmd.DistributedCostWarning) as caught:
-        idata = pmd.sample_tempered(model, client=client, draws=20, tune=0, n_rungs=4,
-                                    random_seed=2, n_workers=1, progressbar=False)  # fmt: skip
-    assert [w.filename for w in caught] == [__file__]
-    np.testing.assert_allclose(idata.sample_stats["rung_scaling"], 2.38 / np.sqrt(3), rtol=1e-12)
-    assert idata.posterior.sizes["draw"] == 20
-    assert checkpoint.read(idata)["n_params"] == 3
-
-
-def test_readers_work_on_a_distributed_run(long_run):
-    summary = tempering_summary(long_run)
-    assert summary.sizes["rung"] == N_RUNGS
-    assert np.all(summary["swap_accept"] > 0.3)  # a 12-rung ladder on a 1-d Gaussian
-    assert int(summary["round_trips"].sum()) > 0
-    np.testing.assert_array_equal(summary["beta"], long_run.sample_stats["betas"].values[0, 0])
-
-
-def test_client_without_workers_is_refused():
-    cluster = distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=":0")
-    with cluster, distributed.Client(cluster) as empty:
-        with pytest.raises(ValueError, match="no workers.*wait_for_workers"):
-            pmd.sample_tempered(targets.lecture_model(X), client=empty)
-
-
-def test_a_closed_client_is_refused_with_the_fix():
-    """Not ``RuntimeError: IOLoop is closed`` from inside distributed: the argument and the
-    fix."""
-    cluster = distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0")
-    with cluster:
-        closed = distributed.Client(cluster)
-        closed.close()
-        match = r"`client` is not running.*'closed'.*Client\(cluster\)"
-        with pytest.raises(ValueError, match=match):
-            pmd.sample_tempered(targets.lecture_model(X), client=closed, progressbar=False)
-
-
-def test_a_model_that_cannot_be_pickled_is_refused(client):
-    lock = threading.Lock()
-
-    def build():
-        assert lock is not None  # a closure over a lock: cloudpickle cannot ship it
-        return targets.lecture_model(X)
-
-    with pytest.raises(ValueError, match="cannot be pickled.*zero-argument function"):
-        pmd.sample_tempered(build, client=client)
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "match"),
-    [
-        ({"client": object()}, "dask.distributed.Client"),
-        ({"n_workers": 9}, "n_workers=9"),
-        ({"ladder": "adaptive"}, "adaptive"),
-        ({"random_seed": [1, 2]}, "random_seed"),
-        ({"draws": 0}, "draws"),
-        ({"checkpoint_every": 0}, "checkpoint_every"),
-    ],
-)
-def test_bad_arguments_name_the_argument(client, kwargs, match):
-    kwargs = {"client": client, "progressbar": False, **kwargs}
-    with pytest.raises((ValueError, TypeError), match=match):
-        pmd.sample_tempered(targets.lecture_model(X), **kwargs)
-
-
-def flat_model():
-    with pm.Model() as model:
-        mu = pm.Flat("mu")
-        pm.Normal("x", mu, 1.0, observed=X)
-    return model
-
-
-def discrete_model():
-    with pm.Model() as model:
-        mu = pm.Normal("mu", 0.0, 1.0)
-        k = pm.Poisson("k", 3.0)
-        pm.Normal("x", mu + k, 1.0, observed=X)
-    return model
-
-
-@pytest.mark.parametrize(
-    ("model", "kwargs", "error", "match"),
-    [
-        (flat_model, {}, ValueError, "improper priors.*`betas=` starting above 0"),
-        # above beta = 0 an improper prior is fine: the next check is the client's
-        (flat_model, {"betas": [0.01, 0.1, 1.0]}, TypeError, "dask.distributed.Client"),
-        (discrete_model, {}, ValueError, r"\['k'\] are discrete.*ExchangeMC"),
-        (lambda: targets.lecture_model(X), {"init": "adapt_diag"}, ValueError, "`init`"),
-        (lambda: targets.lecture_model(X), {"tune": -1}, ValueError, "`tune`"),
-        (lambda: targets.lecture_model(X), {"draws": True}, ValueError, "`draws`"),
-    ],
-    ids=["improper-at-0", "improper-above-0", "discrete", "init", "tune", "draws-bool"],
-)
-def test_models_and_arguments_are_checked_before_the_cluster(model, kwargs, error, match):
-    """These checks need no cluster: they run before the client is used."""
-    with pytest.raises(error, match=match):
-        pmd.sample_tempered(model(), client=None, **kwargs)
-
-
-def _timing(round_ms, compute_ms, coordinator_ms, sweeps=run.COST_CHECK_SWEEPS):
-    return coordinator.Timing(rounds=round_ms * sweeps / 1e3, compute=compute_ms * sweeps / 1e3,
-                              coordinator=coordinator_ms * sweeps / 1e3, sweeps=sweeps)  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    ("round_ms", "compute_ms", "coordinator_ms", "warns"),
-    [
-        (12.0, 10.0, 0.5, False),  # a round is the densities plus 2 ms: distribution pays
-        (4.0, 1.0, 0.5, True),  # 3 ms of messages per 1 ms of densities
-        (4.0, 2.0, 0.5, True),  # overhead 2.5 ms just above the 2 ms of densities
-        (4.0, 2.0, 0.0, False),  # overhead 2 ms equal to the densities: no warning
-    ],
-)
-def test_the_cost_warning_compares_overhead_with_density_time(
-    round_ms, compute_ms, coordinator_ms, warns
-):
-    """Overhead = round - slowest block's compute + coordinator, judged once, after
-    COST_CHECK_SWEEPS sweeps."""
-    import warnings
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for sweeps in (run.COST_CHECK_SWEEPS - 1, run.COST_CHECK_SWEEPS, run.COST_CHECK_SWEEPS + 1):
-            run._cost_check(_timing(round_ms, compute_ms, coordinator_ms, sweeps), 2)
-    assert [issubclass(w.category, pmd.DistributedCostWarning) for w in caught] == [True] * warns
+@pytest.mark.parametrize("name", ["placement", "cores", "step"])
+def test_arguments_sample_tempered_sets_itself_are_refused(client, name):
+    with pytest.raises(TypeError, match="sets"):
+        pmd.sample_tempered(MODELS["regression"], client=client, **{name: 1})
