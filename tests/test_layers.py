@@ -51,13 +51,7 @@ COMPILE_METHODS = ("compile_pymc", "compile_fn", "compile_logp", "compile_dlogp"
 
 # Violations that other changes are removing: (rule, module, what). Delete an entry once its
 # fix lands; test_known_violation_still_present then XPASSes to say which.
-KNOWN_VIOLATIONS: set[tuple[str, str, str]] = {
-    # the second tempering loop, which issue 40's Dask placement replaces
-    ("h", f"{PACKAGE}.distributed.coordinator", f"{PACKAGE}.kernels.rules"),
-    ("h", f"{PACKAGE}.distributed.coordinator", f"{PACKAGE}.kernels.rwm"),
-    ("h", f"{PACKAGE}.distributed.coordinator", f"{PACKAGE}.engine.swap"),
-    ("h", f"{PACKAGE}.distributed.worker", f"{PACKAGE}.kernels.rules"),
-}
+KNOWN_VIOLATIONS: set[tuple[str, str, str]] = set()
 
 
 def _in(module: str, prefixes) -> bool:

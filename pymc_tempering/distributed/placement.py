@@ -30,8 +30,12 @@ __all__ = [
     "COST_CHECK_CALLS",
     "WARMUP_CALLS",
     "row_blocks",
+    "with_run_attrs",
+    "RUN_ATTRS",
 ]
 
+#: the attrs a distributed run's posterior and sample_stats carry (:func:`with_run_attrs`)
+RUN_ATTRS = ("distributed", "n_workers", "workers_lost", "n_calls", "round_ms", "worker_compute_ms")
 COST_CHECK_CALLS = 20  # evaluations measured before judging whether distribution pays
 WARMUP_CALLS = 5  # first evaluations left out of that measure (first calls of a function)
 
@@ -357,3 +361,19 @@ def _user_frame() -> dict:
 
     skip = tuple(os.path.dirname(m.__file__) for m in (pymc, pytensor, distributed, pymc_tempering))
     return {"skip_file_prefixes": skip}
+
+
+def with_run_attrs(idata, placement):
+    """``idata`` with :data:`RUN_ATTRS` (of ``placement``'s potentials) in its ``posterior``
+    and ``sample_stats`` attrs."""
+    placed = placement.placed
+    attrs = {
+        "distributed": 1,
+        "n_workers": max((p.n_workers for p in placed), default=0),
+        "workers_lost": sum(len(p.lost) for p in placed),
+        **placement.timing(),
+    }
+    for group in ("posterior", "sample_stats"):
+        if group in idata.children:
+            idata[group].attrs.update(attrs)
+    return idata

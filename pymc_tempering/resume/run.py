@@ -355,7 +355,7 @@ _DISTRIBUTED_KWARGS = ("n_workers", "worker_timeout", "progressbar")
 
 def _continue_distributed(idata, draws, client, model, step, cores, sample_kwargs):
     """:func:`continue_sampling` with a ``client``: checks, then
-    :func:`pymc_tempering.distributed.run.continue_tempered`."""
+    :func:`_continue_on_cluster`."""
     if _OLD_DISTRIBUTED_GROUP in getattr(idata, "children", {}):
         raise ValueError(
             "This DataTree comes from the distributed loop of pymc_tempering before the "
@@ -379,9 +379,7 @@ def _continue_distributed(idata, draws, client, model, step, cores, sample_kwarg
             f"continue_sampling on a cluster does not take {unused}: it continues the run's own "
             f"sampler and takes only model, client and {list(_DISTRIBUTED_KWARGS)}."
         )
-    from pymc_tempering.distributed.run import continue_tempered
-
-    return continue_tempered(idata, draws, client=client, model=model, **sample_kwargs)
+    return _continue_on_cluster(idata, draws, client=client, model=model, **sample_kwargs)
 
 
 def _sampled_on_dask(idata) -> bool:
@@ -389,3 +387,58 @@ def _sampled_on_dask(idata) -> bool:
     client)."""
     saved = saved_step(idata) if "sample_stats" in getattr(idata, "children", {}) else None
     return bool(saved) and saved["kwargs"].get("placement") == "<unsaved DaskPlacement>"
+
+
+def _continue_on_cluster(
+    idata, draws, *, client, model=None, n_workers=None, worker_timeout=None, progressbar=True
+):
+    """``idata`` (a :func:`sample_tempered` run, or an ``ExchangeMC`` one) and ``draws`` more
+    draws per chain, continued on ``client``'s workers through the checkpoints ExchangeMC keeps
+    (:func:`pymc_tempering.resume.resume_step`), joined: bit for bit the draws of one longer
+    run, with any number of workers. ``model``: the model sampled (default: the one in
+    context) or the function that built it. Called by :func:`continue_sampling` with a
+    ``client``."""
+    from pymc_tempering.distributed import cluster
+    from pymc_tempering.distributed.placement import DaskPlacement, with_run_attrs
+
+    if isinstance(draws, bool) or not isinstance(draws, numbers.Integral) or draws < 1:
+        raise ValueError(
+            f"continue_sampling: `draws` (the draws to add) must be a whole number >= 1, got "
+            f"{draws!r}; e.g. continue_sampling(idata, draws=1000, client=client)."
+        )
+    saved = saved_step(idata)
+    if saved is not None and not saved["class"].endswith(":ExchangeMC"):
+        raise ValueError(
+            f"continue_sampling(client=...) continues ExchangeMC runs on a cluster; this run was "
+            f"sampled by {saved['class']}. Continue it without `client`."
+        )
+    if model is None:
+        try:
+            model = pm.modelcontext(None)
+        except TypeError:
+            raise TypeError(
+                "continue_sampling needs the model that was sampled: there is no model on the "
+                "context stack. Pass it as `model=` (the pm.Model, or the function that built "
+                "it), or call continue_sampling inside `with model:`."
+            ) from None
+    built, shipped = cluster.model_and_payload(model)
+    placement = DaskPlacement(
+        client, n_workers=n_workers, worker_timeout=worker_timeout, model=shipped
+    )
+    try:
+        with built:
+            step = resume_step(idata, model=built, placement=placement)
+            more = pm.sample(
+                draws=int(draws),
+                tune=0,
+                chains=len(step._resume_records),
+                cores=1,
+                step=step,
+                progressbar=progressbar,
+                compute_convergence_checks=False,
+            )
+    finally:
+        placement.close()
+    # the joined groups keep the first run's attrs (sampling_time summed): the continuation's
+    # cluster replaces the distributed ones
+    return with_run_attrs(concatenate_draws(idata, more), placement)

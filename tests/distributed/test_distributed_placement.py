@@ -146,7 +146,7 @@ def test_a_worker_killed_mid_run_is_dropped_and_the_draws_stay(client, model, ro
     assert len(potential.evaluators) == 1
     np.testing.assert_array_equal(idata.posterior["w"].values, rowwise_mala.posterior["w"].values)
     placement.close()
-    assert run.with_run_attrs(idata, placement).posterior.attrs["workers_lost"] == 1
+    assert dp.with_run_attrs(idata, placement).posterior.attrs["workers_lost"] == 1
     client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
 
 
