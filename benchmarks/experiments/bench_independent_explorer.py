@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: pro
 
 from problems import EVIDENCE_PROBLEMS as PROBLEMS  # noqa: E402
 
+from pymc_tempering.engine.explorers import Independent  # noqa: E402
 from pymc_tempering.evidence.methods import evidence_by_method, resolve_methods  # noqa: E402
 from pymc_tempering.evidence.runner import _evidence_step_kwargs  # noqa: E402
-from pymc_tempering.engine.explorers import Independent  # noqa: E402
 from pymc_tempering.step_methods.exchange.sampler import ExchangeMC  # noqa: E402
 
 EXPLORER_KWARGS = {"default": {}, "independent": {"explorer": "independent"}}

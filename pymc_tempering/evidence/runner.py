@@ -11,6 +11,7 @@ import numpy as np
 import pymc as pm
 import xarray as xr
 
+from pymc_tempering.engine.explorers import EXPLORERS
 from pymc_tempering.evidence.checks import EvidenceWarning, warn
 from pymc_tempering.evidence.legs import combine_legs, variational_estimates
 from pymc_tempering.evidence.methods import evidence_by_method, resolve_methods
@@ -22,7 +23,6 @@ from pymc_tempering.step_methods._compile.checks import (
     resolve_model,
 )
 from pymc_tempering.step_methods._compile.tempered import compile_tempered_density
-from pymc_tempering.engine.explorers import EXPLORERS
 from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
 
 __all__ = ["marginal_likelihood", "auto_beta_min"]

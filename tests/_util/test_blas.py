@@ -14,8 +14,8 @@ from threadpoolctl import threadpool_limits
 import pymc_tempering as pmt
 from pymc_tempering._util import blas
 from pymc_tempering._util.blas import one_blas_thread, openblas_threads
-from pymc_tempering.kernels import reference
 from pymc_tempering.engine.leg import Leg
+from pymc_tempering.kernels import reference
 
 AMBIENT = 2  # the thread count set around each run: a guard that leaks shows it
 

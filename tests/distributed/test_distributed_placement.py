@@ -15,7 +15,6 @@ from helpers import SAMPLE_KWARGS
 
 import pymc_tempering as pmt
 from pymc_tempering.distributed import placement as dp
-from pymc_tempering.distributed import run
 from pymc_tempering.engine.placement import Rowwise, RowwisePotential
 from pymc_tempering.step_methods._compile import compile_tempered_density
 

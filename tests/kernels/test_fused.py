@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from pymc_tempering.diagnostics import round_trip_counts
+from pymc_tempering.engine.swap import propose_swaps, swap_pairs
 from pymc_tempering.kernels.fused import (
     ACCEPT,
     ACCEPTED,
@@ -17,7 +18,6 @@ from pymc_tempering.kernels.fused import (
 )
 from pymc_tempering.kernels.rules import NONE
 from pymc_tempering.kernels.rwm import metropolis_accept
-from pymc_tempering.engine.swap import propose_swaps, swap_pairs
 
 
 def _random_sweep(rng, n_rungs, n_params, n_aux, exact_first, sweep, scheme):

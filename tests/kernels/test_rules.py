@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from pymc_tempering.diagnostics import round_trip_counts
+from pymc_tempering.engine.swap import log_swap_ratio as numpy_log_swap_ratio
 from pymc_tempering.kernels.rules import (
     BOTTOM,
     NONE,
@@ -15,7 +16,6 @@ from pymc_tempering.kernels.rules import (
     update_round_trips,
 )
 from pymc_tempering.kernels.rwm import metropolis_accept
-from pymc_tempering.engine.swap import log_swap_ratio as numpy_log_swap_ratio
 
 INF = np.inf
 

@@ -6,6 +6,8 @@ hand-derived numbers (no sampling)."""
 
 import numpy as np
 
+from pymc_tempering.engine import tuning as ad
+from pymc_tempering.engine.explorers import RandomBlock, RandomWalk
 from pymc_tempering.kernels.dense import DenseMoments, shrunk_covariance
 from pymc_tempering.kernels.fused import Replicas
 from pymc_tempering.kernels.moments import (
@@ -20,8 +22,6 @@ from pymc_tempering.kernels.rwm import (
     proposal_cholesky,
     proposal_covariance,
 )
-from pymc_tempering.engine import tuning as ad
-from pymc_tempering.engine.explorers import RandomBlock, RandomWalk
 
 
 def _cross(x):

@@ -169,9 +169,7 @@ def test_a_continued_dense_run_equals_one_long_run():
 def test_auto_is_dense_for_small_models_only():
     with correlated_model():
         assert ExchangeMC(explorer="rwm", n_rungs=4, proposal="auto").options.dense
-        assert not ExchangeMC(
-            explorer="rwm", n_rungs=4
-        ).options.dense  # the walk: diagonal
+        assert not ExchangeMC(explorer="rwm", n_rungs=4).options.dense  # the walk: diagonal
         assert not ExchangeMC(n_rungs=4, explorer="auto").options.dense  # the walk first (auto.py)
         assert not ExchangeMC(n_rungs=4).options.dense  # the default: the diagonal walk
         assert ExchangeMC(n_rungs=4, proposal="auto", explorer="mala").options.dense
