@@ -6,7 +6,6 @@ nothing lost; the cost warning; no pickling into pm.sample's subprocesses."""
 import pickle
 import warnings
 
-import distributed
 import numpy as np
 import pymc as pm
 import pytest
@@ -27,16 +26,6 @@ pytestmark = pytest.mark.filterwarnings(
 def build():
     """The conjugate regression (3 coefficients): a model builder the workers call."""
     return targets.regression_model(X, Y)
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    )
-    with cluster, distributed.Client(cluster) as client:
-        client.wait_for_workers(2, timeout=120)
-        yield client
 
 
 @pytest.fixture(scope="module")
@@ -103,13 +92,13 @@ def test_batch_and_gradient_equal_rowwise_bit_for_bit(client, model, n_workers):
 
 
 def test_mala_draws_equal_rowwise_with_one_and_two_workers(client, model, rowwise_mala):
+    """2 workers here (1 and 4 workers: test_distributed_run.py, for every option)."""
     want = rowwise_mala.posterior["w"].values
-    for n_workers in (1, 2):
-        placement = dp.DaskPlacement(client, n_workers=n_workers, model=build)
-        idata = _sample(model, placement, explorer="mala")
-        placement.close()
-        assert not placement.placed[0].lost  # every gradient evaluated on the workers
-        np.testing.assert_array_equal(idata.posterior["w"].values, want)
+    placement = dp.DaskPlacement(client, n_workers=2, model=build)
+    idata = _sample(model, placement, explorer="mala")
+    placement.close()
+    assert not placement.placed[0].lost  # every gradient evaluated on the workers
+    np.testing.assert_array_equal(idata.posterior["w"].values, want)
 
 
 def _fault_at(at, hook):

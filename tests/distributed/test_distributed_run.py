@@ -95,16 +95,6 @@ LAW = {"draws": 160, "tune": 80, "n_rungs": 5}
 TINY = {"draws": 4, "tune": 4, "n_rungs": 4}
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    )
-    with cluster, distributed.Client(cluster) as client:
-        client.wait_for_workers(2, timeout=120)
-        yield client
-
-
 def _size(case, size):
     """``size``, with the sweeps of the multi-sweep cases shared out (the folder's budget)."""
     size = dict(size)
