@@ -1,17 +1,8 @@
-"""One 2-worker Dask cluster (real worker processes) for the whole folder, and the folder's
-tests kept on one pytest-xdist worker (``--dist loadgroup``, as ``./run test`` runs them): two
-clusters started side by side on a 2-core machine cost more than the tests they serve."""
+"""One 2-worker Dask cluster (real worker processes) for the folder: a session fixture, so
+that each pytest-xdist worker starts at most one for all the folder's modules."""
 
 import distributed
 import pytest
-
-FOLDER = "tests/distributed/"
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if FOLDER in item.nodeid or f"/{FOLDER}" in str(item.path):
-            item.add_marker(pytest.mark.xdist_group("dask"))
 
 
 @pytest.fixture(scope="session")
