@@ -4,6 +4,7 @@ plants a bug in a compiled rule, the ExchangeMC runs that the diagnostics, plot 
 share (sampled once per session), and the plot tests' checks. Test modules import from here
 (``from helpers import ...``), never from each other or from ``conftest.py``."""
 
+import contextlib
 import functools
 import types
 import warnings
@@ -271,3 +272,16 @@ def lines_labelled(axis, prefix):
 
 def legend_text(axis):
     return " ".join(t.get_text() for t in axis.get_legend().get_texts())
+
+
+@contextlib.contextmanager
+def local_client(n_workers: int):
+    """A Dask client of a LocalCluster of ``n_workers`` worker processes, one thread each."""
+    import distributed
+
+    cluster = distributed.LocalCluster(
+        n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
+    with cluster, distributed.Client(cluster) as client:
+        client.wait_for_workers(n_workers, timeout=120)
+        yield client

@@ -7,12 +7,11 @@ the same draws with 1 and 4 workers; continue_sampling(client=) continues bit fo
 
 import warnings
 
-import distributed
 import numpy as np
 import pymc as pm
 import pytest
 import targets
-from helpers import SAMPLE_KWARGS, assert_same_run, z_score
+from helpers import SAMPLE_KWARGS, assert_same_run, local_client, z_score
 from scipy import stats
 
 import pymc_tempering as pmt
@@ -179,11 +178,7 @@ def _assert_both_legs_log_z(idata):
 
 @pytest.fixture(scope="module")
 def client4():
-    cluster = distributed.LocalCluster(
-        n_workers=4, threads_per_worker=1, processes=True, dashboard_address=":0"
-    )
-    with cluster, distributed.Client(cluster) as client:
-        client.wait_for_workers(4, timeout=120)
+    with local_client(4) as client:
         yield client
 
 
