@@ -49,7 +49,6 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
-    "sphinx-mathjax-offline",  # MathJax 3 copied into _static: formulas render with no network
     "sphinx_copybutton",
     "sphinx_design",
 ]
@@ -66,7 +65,9 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 numpydoc_validation_checks = set()  # docstrings are checked by review, not by the build
 
-# MathJax from _static/mathjax (the sphinx-mathjax-offline package), never from a CDN
+# MathJax 3 from _static/mathjax, never from a CDN: the files of the sphinx-mathjax-offline
+# package, copied by _copy_mathjax below (the package as an extension does not declare itself
+# safe for parallel reading, which keeps `sphinx -j` to one process)
 mathjax_path = "mathjax/tex-chtml.js"
 # copy buttons leave out prompts and the outputs of doctest-style snippets
 copybutton_prompt_text = r">>> |\.\.\. |\$ "
@@ -152,6 +153,22 @@ def _init_signature(app, what, name, obj, options, signature, return_annotation)
     return str(inspect.Signature(plain)), return_annotation
 
 
+def _copy_mathjax(app, exc):
+    """Copy MathJax 3 from the sphinx-mathjax-offline package into the site's _static/mathjax
+    once the build has succeeded."""
+    import importlib.util
+
+    from sphinx.util.fileutil import copy_asset
+
+    if exc is None:
+        package = importlib.util.find_spec("sphinx-mathjax-offline").submodule_search_locations[0]
+        copy_asset(
+            os.path.join(package, "static", "mathjax"),
+            os.path.join(app.outdir, "_static", "mathjax"),
+        )
+
+
 def setup(app):
+    app.connect("build-finished", _copy_mathjax)
     app.connect("autodoc-process-docstring", _drop_type_docstring, priority=100)
     app.connect("autodoc-process-signature", _init_signature)

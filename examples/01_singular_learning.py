@@ -253,5 +253,15 @@ def main(argv=None):
     return {"by_k": by_k, "by_n": by_n, "by_d": by_d, "k_grid": k_grid, "n_grid": n_grid}
 
 
+def check(out, output):
+    """The quick run against its references (called after ``main`` by tests/test_examples.py
+    and by the gallery page; ``output`` is the ``--output`` folder)."""
+    output = Path(output)
+    assert (output / "01_clouds.png").is_file() and (output / "01_error_rate.png").is_file()
+    for grid in ("by_k", "by_n", "by_d"):
+        median = out[grid]["ExchangeMC"][0]
+        assert np.all(np.abs(median) < 0.05), (grid, median)
+
+
 if __name__ == "__main__":
     main()

@@ -271,5 +271,14 @@ def main(argv=None):
     }
 
 
+def check(out, output):
+    """The quick run against NUTS (called after ``main`` by tests/test_examples.py and by the
+    gallery page; ``output`` is the ``--output`` folder)."""
+    assert (Path(output) / "02_sgld_noise.png").is_file()
+    lr = out["logistic"]
+    assert abs(lr["acc_sgld"] - lr["acc_nuts"]) < 0.1
+    assert np.all(np.abs(lr["z"]) < 3), lr["z"]  # SGLD means within 3 posterior sds of NUTS
+
+
 if __name__ == "__main__":
     main()

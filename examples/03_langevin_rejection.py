@@ -211,5 +211,14 @@ def main(argv=None):
     return results
 
 
+def check(out, output):
+    """The quick run against the exact moments (called after ``main`` by
+    tests/test_examples.py and by the gallery page)."""
+    assert out["cauchy"]["divergences"] == 0
+    assert out["quartic_ula"]["blown"] == 15  # every ULA path on exp(-x^4) blows up
+    for est, err, exact in out["quartic_mala"]["moments"].values():
+        assert abs(est - exact) < 4 * err, (est, err, exact)
+
+
 if __name__ == "__main__":
     main()

@@ -180,5 +180,14 @@ def main(argv=None):
     return {"maps": maps, "losses": losses, "mc_error": float(mc_error.max())}
 
 
+def check(out, output):
+    """The quick run against NUTS (called after ``main`` by tests/test_examples.py and by the
+    gallery page)."""
+    maps, losses = out["maps"], out["losses"]
+    for name in ("ExchangeMC", "pm.Metropolis (σ = 0.1)"):
+        assert np.max(np.abs(maps[name] - maps["NUTS"])) < 0.15, name
+    assert losses["NUTS"] < losses["MAP plug-in"] < losses["ML plug-in"]
+
+
 if __name__ == "__main__":
     main()

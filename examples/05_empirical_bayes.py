@@ -178,5 +178,14 @@ def main(argv=None):
     return {"rows": rows, "results": results, "b_exact": b_exact}
 
 
+def check(out, output):
+    """The quick run against the exact evidence (called after ``main`` by
+    tests/test_examples.py and by the gallery page)."""
+    for row in out["rows"]:
+        assert abs(row["TI"] - row["exact"]) < 4 * row["TI mcse"], row
+        assert abs(row["Laplace"] - row["exact"]) < 1e-5, row  # Gaussian: exact
+    assert len({round(row["BIC"], 9) for row in out["rows"]}) == 1  # BIC ignores b
+
+
 if __name__ == "__main__":
     main()

@@ -214,5 +214,17 @@ def main(argv=None):
     return {"table": table, "ranking": ranking, "loo": loo, "exact_bf": exact_bf}
 
 
+def check(out, output):
+    """The quick run against the exact evidences and Bayes factor (called after ``main`` by
+    tests/test_examples.py and by the gallery page)."""
+    table = out["table"]
+    for model, row in table.iterrows():
+        for key in ("TI", "SS"):
+            assert abs(row[key] - row["exact"]) < 4 * row[f"{key} mcse"], (model, key)
+    assert out["ranking"].index[0] == "M2: resin-adjusted density"
+    bf = out["ranking"].loc["M1: density"]
+    assert abs(bf.log_bayes_factor - out["exact_bf"]) < 4 * bf.log_bayes_factor_mcse
+
+
 if __name__ == "__main__":
     main()

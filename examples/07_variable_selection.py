@@ -233,5 +233,16 @@ def plot(table, pips, path):
     plt.close(fig)
 
 
+def check(out, output):
+    """Every log Z and inclusion probability of the run within 4 MCSE of exact enumeration
+    (called after ``main`` by tests/selection/test_runner.py and by the gallery page)."""
+    table, pips = out["table"], out["pips"]
+    assert not table.error.any(), table.error
+    assert (table["|error| / mcse"] < 4).all(), table
+    assert (pips["|error| / mcse"] < 4).all(), pips
+    assert (Path(output) / "07_variable_selection.png").is_file()
+    assert list(out["ranks"]["LOO rank"].index) == list(table.index)
+
+
 if __name__ == "__main__":
     main()

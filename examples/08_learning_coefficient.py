@@ -207,5 +207,23 @@ def main(argv=None):
     return {"rows": rows, "llc": llc}
 
 
+def check(out, output):
+    """WBIC and both learning-coefficient estimators against their exact finite-n values, the
+    LLC against exact and d/2 (called after ``main`` by tests/test_examples.py and by the
+    gallery page; ``output`` is the ``--output`` folder)."""
+    assert (Path(output) / "08_learning_coefficient.png").is_file()
+    cases = {(row["d"], row["n"]) for row in out["rows"]}
+    assert cases == {(2, 100), (2, 1000), (3, 100), (3, 1000)}
+    for row in out["rows"]:
+        for key in ("wbic", "two_temperature", "fluctuation"):
+            assert abs(row[key] - row[f"{key}_exact"]) < 4 * row[f"{key}_mcse"], (key, row)
+    seed, tanh = out["llc"]["seed"], out["llc"]["tanh"]
+    assert abs(seed["llc"] - seed["exact"]) < 4 * seed["mcse"], seed
+    assert tanh["llc"] + 4 * tanh["mcse"] < tanh["d_half"], tanh  # singular: below d/2
+    assert tanh["llc"] > 4 * tanh["mcse"], tanh
+    # gamma = 100 carries most of the estimate (the finite-gamma LLC): said, not hidden
+    assert "localization takes" in tanh["warning"], tanh
+
+
 if __name__ == "__main__":
     main()

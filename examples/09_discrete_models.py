@@ -306,5 +306,35 @@ def main(argv=None):
     return {"change_point": coal, "variable_selection": selection}
 
 
+def check(out, output):
+    """The change point and the variable selection against exact enumeration (called after
+    ``main`` by tests/test_examples.py and by the gallery page; ``output`` is the
+    ``--output`` folder)."""
+    for name in ("09_change_point.png", "09_variable_selection.png"):
+        assert (Path(output) / name).is_file(), name
+    coal = out["change_point"]
+    p = coal["probabilities"]
+    p = p[p.exact > 0.01]  # the 10 years that carry 97% of the posterior
+    assert len(p) >= 5 and np.all(np.abs(p.estimate - p.exact) < 4 * p.mcse), p
+    rates = coal["rates"]
+    assert np.all(np.abs(rates.estimate - rates.exact) < 4 * rates.mcse), rates
+    for model, rows in coal["log_z"].items():  # TI and SS: a warning is an honest answer,
+        _check_evidence(model, rows)  # but one of the two must be trusted and within 4 MCSE
+    bf = coal["log_bf"]  # compare_evidence (TI): within 4 MCSE unless it warned
+    assert bf["warning"] or abs(bf["estimate"] - bf["exact"]) < 4 * bf["mcse"], bf
+    selection = out["variable_selection"]
+    pips = selection["pips"]
+    error = np.abs(pips["ExchangeMC"] - pips["exact"])
+    assert np.all(error < 4 * pips["ExchangeMC mcse"]), pips
+    _check_evidence("variable selection", selection["log_z"])
+
+
+def _check_evidence(model, rows):
+    trusted = {name: row for name, row in rows.items() if not row["warning"]}
+    assert trusted, (model, "every estimator warned", rows)
+    for name, row in trusted.items():
+        assert row["|error| / mcse"] < 4, (model, name, row)
+
+
 if __name__ == "__main__":
     main()

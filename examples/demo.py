@@ -245,5 +245,17 @@ def main(argv=None):
     return {"evidence": estimates, "exact": f_exact, "asymptotic": f_asym, "mixing": mixing}
 
 
+def check(out, output):
+    """The quick run's numbers against the references it prints (tests/test_examples.py and
+    the gallery page call this after ``main``; ``output`` is the ``--output`` it was given)."""
+    assert Path(output).is_file()
+    for label in ("ExchangeMC, TI", "ExchangeMC, SS"):
+        value, mcse = out["evidence"][label]
+        assert abs(value - out["exact"]) < 4 * mcse, (label, value, out["exact"], mcse)
+    assert abs(out["asymptotic"] - out["exact"]) < 1e-3
+    # exchanges move the recorded chain between the arms of H(w) = 0 far more often
+    assert out["mixing"]["ExchangeMC"][0] > 2 * out["mixing"]["pm.Metropolis"][0]
+
+
 if __name__ == "__main__":
     main()

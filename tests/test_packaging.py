@@ -96,8 +96,10 @@ def test_docs_extra_has_every_extension_the_site_loads():
 def test_ci_checks_the_wheel_between_tests_and_docs():
     lines = [ln.split("#")[0].strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()]
     steps = [ln for ln in lines if ln]
-    test, wheel, docs = (steps.index(s) for s in ("./run test", "bash .ci/wheel_check",
-                                                  "./run docs"))  # fmt: skip
+    test, wheel, docs = (
+        next(i for i, step in enumerate(steps) if step.split(" -")[0] == s)
+        for s in ("./run test", "bash .ci/wheel_check", "./run docs")
+    )
     assert test < wheel < docs
     script = (ROOT / ".ci" / "wheel_check").read_text()
     for need in ("twine check", "-m venv", "smoke.py", "-m build"):
@@ -254,3 +256,23 @@ def test_source_files_of_an_unpacked_sdist(tmp_path):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x\n")
     assert source_files(tmp_path) == ["README.md", "docs/guide.md", "tests/helpers.py"]
+
+
+def test_ci_leaves_to_the_docs_build_only_checks_the_gallery_runs():
+    """.ci/run deselects the ``gallery`` tests; each runs an example's quick mode and its
+    ``check``, which a gallery page runs too (same output folder), so CI still runs every
+    check once. A new example test must have its page, or CI would never run it."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert '-m "not gallery"' in ci
+    tests = (ROOT / "tests" / "test_examples.py").read_text()
+    assert "pytestmark = pytest.mark.gallery" in tests
+    run = re.findall(r'run_and_check\("([^"]+)"', tests)
+    pages = {
+        re.search(r'gallery.load\("([^"]+)"\)', page.read_text()).group(1): page.read_text()
+        for page in (ROOT / "docs" / "gallery").glob("*.md")
+        if "gallery.load(" in page.read_text()
+    }
+    assert len(run) == len(set(run)) == 10
+    for name in run:
+        assert "def check(out, output)" in (ROOT / "examples" / f"{name}.py").read_text(), name
+        assert name in pages and "story.check(out, " in pages[name], name

@@ -4,7 +4,6 @@ PyTensor compile directories. Executors are real: a dask.distributed LocalCluste
 processes and a ProcessPoolExecutor of 2 spawned processes."""
 
 import _thread
-import importlib.util
 import multiprocessing
 import os
 import signal
@@ -274,24 +273,6 @@ def test_arguments_are_checked(pool):
     with pytest.raises(ValueError, match="must name one estimator"):
         compare_models(sm.builders(), method=["ti", "ss"])
     np.testing.assert_equal(model_seed(0, ""), model_seed(0, ""))
-
-
-@pytest.mark.slow
-def test_variable_selection_example_quick(tmp_path, monkeypatch):
-    """examples/07 --quick: 8 models through a 2-worker LocalCluster, each log Z and each
-    inclusion probability within 4 MCSE of exact enumeration."""
-    path = Path(__file__).resolve().parents[2] / "examples" / "07_variable_selection.py"
-    monkeypatch.syspath_prepend(str(path.parent))
-    spec = importlib.util.spec_from_file_location("example_07", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    out = module.main(["--quick", "--output", str(tmp_path)])
-    table, pips = out["table"], out["pips"]
-    assert len(table) == 8 and not table.error.any()
-    assert (table["|error| / mcse"] < 4).all(), table
-    assert (pips["|error| / mcse"] < 4).all(), pips
-    assert (tmp_path / "07_variable_selection.png").is_file()
-    assert list(out["ranks"]["LOO rank"].index) == list(table.index)
 
 
 def test_two_leg_runs_rank_by_the_legs_combination(tmp_path):
