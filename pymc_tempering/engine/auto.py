@@ -15,6 +15,10 @@ a score below :data:`GAUSSIAN_LIMIT`, with at least one more scale window left i
 compiles the batched gradient and switches every rung to dense MALA (gradients in ``aux``,
 Cholesky factors from the window's scales, the top rung's from the probe's draws and
 gradients, retuned in the windows left); otherwise the walk stays, bit for bit ``"rwm"``.
+A score close to the limit (within a factor :data:`CLOSE_FACTOR`) is not decided on one
+window's noise, on which the chains of one run could disagree: the probe goes on through
+the third window and decides at its end (:data:`EXTENDED_DECISION_SWEEP`) where tuning has
+room to retune MALA after it (:func:`may_extend`), else at once.
 A chain that could not switch (tuning too short, :func:`may_switch`) is not probed at all.
 Which move runs is read from the replicas (MALA's carry gradients), so a restored or
 continued chain runs the move chosen. Measurements: docs/decisions/110-exchange-defaults.md.
@@ -48,12 +52,16 @@ __all__ = [
     "top_gradient",
     "probe_update",
     "may_switch",
+    "may_extend",
+    "is_close",
     "gaussianity",
     "switch_due",
     "to_mala",
     "PROBE_START",
     "DECISION_SWEEP",
     "GAUSSIAN_LIMIT",
+    "CLOSE_FACTOR",
+    "EXTENDED_DECISION_SWEEP",
 ]
 
 PROBE_START = FIRST_WINDOW  # the probe reads the second scale window, sweeps 50 ..
@@ -61,6 +69,11 @@ DECISION_SWEEP = 3 * FIRST_WINDOW  # .. 149; the decision at its end
 #: a top-rung score below this switches to dense MALA (decision 110: 0.7-1.7 on correlated
 #: Gaussian-like posteriors, 10 and more on two-mode, centred eight schools and singular)
 GAUSSIAN_LIMIT = 3.0
+#: a score between GAUSSIAN_LIMIT / CLOSE_FACTOR and GAUSSIAN_LIMIT * CLOSE_FACTOR is close:
+#: the probe reads on to EXTENDED_DECISION_SWEEP (posteriordb's arK: one window's scores
+#: 1.05-3.72 over 12 chains, so the two chains of a run could choose differently; decision 110)
+CLOSE_FACTOR = 1.5
+EXTENDED_DECISION_SWEEP = DECISION_SWEEP + 4 * FIRST_WINDOW  # the third window's end (349)
 #: the probe reads every other sweep where that leaves at least this many draws per
 #: coefficient of its regression (``d + 2``), else every sweep (decision 110)
 DRAWS_PER_COEFFICIENT = 2
@@ -87,8 +100,9 @@ class Probe(NamedTuple):
 
 
 class ProbedScaleTuning(NamedTuple):
-    """:class:`~.tuning.ScaleTuning`'s fields, then the probe (None once decided) and the
-    score measured (NaN before the decision)."""
+    """:class:`~.tuning.ScaleTuning`'s fields, then the probe (None once decided), the
+    score measured (NaN before the first look) and the sweep the decision is due after
+    (:data:`DECISION_SWEEP`, or :data:`EXTENDED_DECISION_SWEEP` where the score was close)."""
 
     log_scaling: np.ndarray
     param_scale: np.ndarray
@@ -100,6 +114,8 @@ class ProbedScaleTuning(NamedTuple):
     grad_moments: Moments | None = None
     probe: Probe | None = None
     gaussianity: float = np.nan
+    decide_at: int = DECISION_SWEEP  # the sweep after which the probe decides
+    probe_from: int = PROBE_START  # the sweep from which the probe reads
 
 
 def probed(scales: ScaleTuning, density, tune_sweeps: int) -> ScaleTuning | ProbedScaleTuning:
@@ -170,15 +186,36 @@ def may_switch(scales: ScaleTuning, tune_sweeps: int) -> bool:
     return DECISION_SWEEP + 4 * FIRST_WINDOW <= window_fraction(scales) * tune_sweeps
 
 
-def switch_due(scales: ProbedScaleTuning, sweep: int):
-    """``(decided, switch, score)`` after tuning sweep ``sweep`` (0-based): the decision is
-    made once, at the end of sweep :data:`DECISION_SWEEP`, for a probed chain (one with room
-    to switch, :func:`may_switch`); it switches where the score is below
-    :data:`GAUSSIAN_LIMIT`."""
-    if scales.probe is None or sweep + 1 != DECISION_SWEEP:
-        return False, False, np.nan
+def may_extend(scales: ScaleTuning, tune_sweeps: int) -> bool:
+    """Whether a close score may wait for :data:`EXTENDED_DECISION_SWEEP`: the scale window
+    after it (sweeps 350 to 749) ends within tuning's share (1,000 tuning sweeps and more
+    with the walk's windows), so that MALA is still retuned."""
+    return EXTENDED_DECISION_SWEEP + 8 * FIRST_WINDOW <= window_fraction(scales) * tune_sweeps
+
+
+def is_close(score: float) -> bool:
+    """Whether ``score`` is within a factor :data:`CLOSE_FACTOR` of :data:`GAUSSIAN_LIMIT`."""
+    return GAUSSIAN_LIMIT / CLOSE_FACTOR <= score <= GAUSSIAN_LIMIT * CLOSE_FACTOR
+
+
+def switch_due(scales: ProbedScaleTuning, sweep: int, tune_sweeps: int):
+    """``(scales, decided, switch)`` after tuning sweep ``sweep`` (0-based) of a chain of
+    ``tune_sweeps``. A probed chain (one with room to switch, :func:`may_switch`) looks at
+    its score at the end of sweep :data:`DECISION_SWEEP`; a close score (:func:`is_close`)
+    where :func:`may_extend` waits for the end of :data:`EXTENDED_DECISION_SWEEP` (the probe
+    reading on), any other decides: it switches where the score is below
+    :data:`GAUSSIAN_LIMIT`. The scales returned hold the score; a decided chain's no probe."""
+    if scales.probe is None or sweep + 1 != scales.decide_at:
+        return scales, False, False
     score = gaussianity(scales.probe)
-    return True, bool(score < GAUSSIAN_LIMIT), score
+    if scales.decide_at == DECISION_SWEEP and is_close(score) and may_extend(scales, tune_sweeps):
+        fresh = Probe(covariance_init(scales.probe.moments.mean.shape))
+        late = EXTENDED_DECISION_SWEEP - (DECISION_SWEEP - PROBE_START)
+        extended = scales._replace(
+            probe=fresh, gaussianity=score, decide_at=EXTENDED_DECISION_SWEEP, probe_from=late
+        )
+        return extended, False, False
+    return scales._replace(probe=None, gaussianity=score), True, bool(score < GAUSSIAN_LIMIT)
 
 
 def to_mala(scales: ProbedScaleTuning, replicas: Replicas, density, top: Probe | None):

@@ -216,8 +216,8 @@ class Leg(SweepCounters):
     def _probe(self):
         """Add the top rung's draw and forward-difference gradient to the probe, every
         :func:`.auto.probe_stride` sweeps of its window (one batched call of ``d`` rows)."""
-        offset = self.sweep - auto_switch.PROBE_START
-        if offset < 0 or self.sweep >= auto_switch.DECISION_SWEEP or offset % self._stride:
+        offset = self.sweep - self.scales.probe_from
+        if offset < 0 or self.sweep >= self.scales.decide_at or offset % self._stride:
             return
         r, top = self.replicas, slice(-1, None)
         step = GRADIENT_STEP * self.scales.param_scale[top]
@@ -228,14 +228,14 @@ class Leg(SweepCounters):
         self.scales = self.scales._replace(probe=probe)
 
     def _decide(self):
-        """At the probe window's end: the score recorded, the probe dropped, and the switch
-        to MALA made after this sweep (both legs' sweeps) where :func:`.auto.switch_due`."""
-        decided, switch, score = auto_switch.switch_due(self.scales, self.sweep)
-        if not decided:
-            return
-        self._top_probe = self.scales.probe
-        self.scales = self.scales._replace(probe=None, gaussianity=score)
-        self._switch_pending = switch
+        """At the probe's end (:func:`.auto.switch_due`): the score recorded, the probe
+        dropped, and the switch to MALA made after this sweep (both legs' sweeps) where due."""
+        probe = self.scales.probe
+        self.scales, decided, switch = auto_switch.switch_due(
+            self.scales, self.sweep, self.tune_sweeps
+        )
+        if decided:
+            self._top_probe, self._switch_pending = probe, switch
 
     def _resize_rungs(self, old_betas):
         self.replicas, self.scales = adaptation.resize_rungs(

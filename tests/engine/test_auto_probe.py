@@ -201,35 +201,76 @@ def test_the_decision_is_made_once_at_the_decision_sweep_and_switches_below_the_
     probe = gaussian_probe(np.random.default_rng(7))
     scales = probed_scales(probe)
     for sweep in (auto.DECISION_SWEEP - 2, auto.DECISION_SWEEP, auto.DECISION_SWEEP + 200):
-        assert auto.switch_due(scales, sweep)[:2] == (False, False)
-    decided, switch, score = auto.switch_due(scales, auto.DECISION_SWEEP - 1)
-    assert decided and switch and abs(score - 1.0) < 1e-8
-    # decided once: the sampler drops the probe, after which nothing is due
-    assert auto.switch_due(scales._replace(probe=None), auto.DECISION_SWEEP - 1)[0] is False
+        assert auto.switch_due(scales, sweep, 1000) == (scales, False, False)
+    out, decided, switch = auto.switch_due(scales, auto.DECISION_SWEEP - 1, 1000)
+    assert decided and switch and abs(out.gaussianity - 1.0) < 1e-8 and out.probe is None
+    # decided once: the probe is dropped, after which nothing is due
+    assert auto.switch_due(out, auto.DECISION_SWEEP - 1, 1000)[1] is False
 
 
 def test_the_decision_keeps_the_walk_on_a_large_or_missing_score():
     x, g = funnel_draws(np.random.default_rng(8), 3, N_PROBE)
-    decided, switch, score = auto.switch_due(probed_scales(probe_of(x, g)), 149)
-    assert decided and not switch and score > auto.GAUSSIAN_LIMIT
+    out, decided, switch = auto.switch_due(probed_scales(probe_of(x, g)), 149, 1000)
+    assert decided and not switch and out.gaussianity > auto.GAUSSIAN_LIMIT * auto.CLOSE_FACTOR
     few = gaussian_probe(np.random.default_rng(9), n=4)  # n <= d + 2: NaN
-    decided, switch, score = auto.switch_due(probed_scales(few), auto.DECISION_SWEEP - 1)
-    assert decided and not switch and np.isnan(score)
+    out, decided, switch = auto.switch_due(probed_scales(few), auto.DECISION_SWEEP - 1, 1000)
+    assert decided and not switch and np.isnan(out.gaussianity)
+
+
+def probe_scoring(target, rng=None):
+    """A probe whose score is ``target`` (set through the size of its gradients' noise: the
+    excess over 1 grows as its square)."""
+    rng = np.random.default_rng(10) if rng is None else rng
+    x = rng.normal(size=(N_PROBE, 3))
+    noise = rng.normal(size=x.shape)
+    excess = auto.gaussianity(probe_of(x, -x + noise)) - 1.0
+    probe = probe_of(x, -x + np.sqrt((target - 1.0) / excess) * noise)
+    assert abs(auto.gaussianity(probe) - target) < 1e-9 * target
+    return probe
 
 
 def test_a_score_below_the_limit_switches_and_above_it_does_not():
-    """A score 1% below the limit switches, 1% above it does not (a probe whose score is set
-    through the size of its gradients' noise: the excess over 1 grows as its square)."""
-    rng = np.random.default_rng(10)
-    d = 3
-    x = rng.normal(size=(N_PROBE, d))
-    noise = rng.normal(size=x.shape)
-    excess = auto.gaussianity(probe_of(x, -x + noise)) - 1.0
+    """A score 1% below the limit switches, 1% above it does not: at the first look where
+    tuning has no room for a second (900 sweeps), and at the second look."""
     for target, switch in ((auto.GAUSSIAN_LIMIT * 0.99, True), (auto.GAUSSIAN_LIMIT * 1.01, False)):
-        k = np.sqrt((target - 1.0) / excess)
-        probe = probe_of(x, -x + k * noise)
-        _, got, score = auto.switch_due(probed_scales(probe), auto.DECISION_SWEEP - 1)
-        assert got is switch and abs(score - target) < 1e-9 * target
+        probe = probe_scoring(target)
+        out, decided, got = auto.switch_due(probed_scales(probe), auto.DECISION_SWEEP - 1, 900)
+        assert decided and got is switch and abs(out.gaussianity - target) < 1e-9 * target
+        late = probed_scales(probe)._replace(decide_at=auto.EXTENDED_DECISION_SWEEP)
+        out, decided, got = auto.switch_due(late, auto.EXTENDED_DECISION_SWEEP - 1, 1000)
+        assert decided and got is switch and out.probe is None  # no third look
+
+
+def test_a_close_score_looks_again_on_a_fresh_probe_of_the_third_windows_second_half():
+    """Scores within CLOSE_FACTOR of the limit (1% inside either end) wait: the score is
+    kept, the probe emptied and read from sweep 250 to the end of 349; 1% outside either end
+    decides at once (posteriordb's arK: first looks 1.05-3.72 over 12 chains, second looks
+    1.00-1.04, decision 110)."""
+    low, high = auto.GAUSSIAN_LIMIT / auto.CLOSE_FACTOR, auto.GAUSSIAN_LIMIT * auto.CLOSE_FACTOR
+    for target in (low * 1.01, auto.GAUSSIAN_LIMIT, high * 0.99):
+        out, decided, switch = auto.switch_due(
+            probed_scales(probe_scoring(target)), auto.DECISION_SWEEP - 1, 1000
+        )
+        assert not decided and not switch and abs(out.gaussianity - target) < 1e-9 * target
+        assert out.probe.moments.count == 0 and out.probe.moments.m2.shape == (1, 6, 6)
+        assert (out.probe_from, out.decide_at) == (250, auto.EXTENDED_DECISION_SWEEP)
+        assert auto.EXTENDED_DECISION_SWEEP - 250 == auto.DECISION_SWEEP - auto.PROBE_START
+    for target, switch in ((low * 0.99, True), (high * 1.01, False)):
+        out, decided, got = auto.switch_due(
+            probed_scales(probe_scoring(target)), auto.DECISION_SWEEP - 1, 1000
+        )
+        assert decided and got is switch and out.probe is None
+
+
+def test_a_second_look_needs_a_window_after_it_within_tuning():
+    """The window after the second look ends at sweep 750, within 0.8 of tuning: 938 sweeps
+    and more look again, 937 and fewer decide a close score at once."""
+    assert auto.may_extend(scale_tuning.init_scale_tuning(2, 3, 0.0), 938)
+    assert not auto.may_extend(scale_tuning.init_scale_tuning(2, 3, 0.0), 937)
+    probe = probe_scoring(2.5)
+    assert not auto.switch_due(probed_scales(probe), auto.DECISION_SWEEP - 1, 938)[1]
+    out, decided, switch = auto.switch_due(probed_scales(probe), auto.DECISION_SWEEP - 1, 937)
+    assert decided and switch
 
 
 def test_the_probe_window_is_the_second_scale_window():
@@ -418,3 +459,42 @@ def test_after_the_switch_tuning_aims_at_malas_target_and_retunes_in_the_window_
     np.testing.assert_allclose(after.log_scaling, np.log(2.38 / np.sqrt(D)))
     assert not np.array_equal(after.chol[-1], before.chol[-1])
     assert np.abs(np.tril(after.chol[0], -1)).max() > 0  # the lower rungs dense too
+
+
+def test_a_close_first_look_reads_sweeps_250_to_348_and_switches_after_349():
+    """The correlated Gaussian, tune 950, its first look's score made close (2.5): the probe
+    reads sweeps 50, 52, .., 148, then 250, 252, .., 348; the second look (about 1) switches
+    the chain to MALA after sweep 349, retuned in the window of sweeps 350-749."""
+    mp = pytest.MonkeyPatch()
+    reads, scores = [], []
+    top_gradient, gaussianity = auto.top_gradient, auto.gaussianity
+    with pm.Model():
+        theta = pm.MvNormal("theta", np.zeros(D), cov=S0)
+        pm.MvNormal("y", theta, cov=S_LIK, observed=Y)
+        step = ExchangeMC(n_rungs=6, explorer="auto")
+
+        def read(batch, x_top, logp_top, beta, h):
+            reads.append(step.sweep)
+            return top_gradient(batch, x_top, logp_top, beta, h)
+
+        def score(probe):
+            scores.append(gaussianity(probe))
+            return 2.5 if len(scores) == 1 else scores[-1]
+
+        try:
+            mp.setattr(auto, "top_gradient", read)
+            mp.setattr(auto, "gaussianity", score)
+            idata = pm.sample(
+                draws=5, tune=950, chains=1, cores=1, step=step, random_seed=3,
+                discard_tuned_samples=False, **SAMPLE_KWARGS,
+            )  # fmt: skip
+        finally:
+            mp.undo()
+    assert reads == list(range(50, 150, 2)) + list(range(250, 350, 2))
+    assert len(scores) == 2 and scores[1] < 1.5 and step.scales.gaussianity == scores[1]
+    codes = idata.warmup_sample_stats["explorer"].values[0]
+    mala = LOCAL_MOVES.index("mala+dense")
+    # the stat of the deciding sweep's draw already names the move switched to (as at 149)
+    first = auto.EXTENDED_DECISION_SWEEP - 1
+    assert np.flatnonzero(codes == mala)[0] == first and np.all(codes[first:] == mala)
+    assert step.scales.window_end > 750  # the window of sweeps 350-749 retuned MALA
