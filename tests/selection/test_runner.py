@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import selection_models as sm
 import xarray as xr
+from helpers import local_client
 from pymc.exceptions import ImputationWarning
 
 from pymc_tempering import marginal_likelihood
@@ -55,11 +56,7 @@ def reference():
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    )
-    with cluster, distributed.Client(cluster) as client:
-        client.wait_for_workers(2, timeout=120)  # both registered before any model is sent
+    with local_client(2) as client:  # both registered before any model is sent
         yield client
 
 
