@@ -15,10 +15,11 @@ a score below :data:`GAUSSIAN_LIMIT`, with at least one more scale window left i
 compiles the batched gradient and switches every rung to dense MALA (gradients in ``aux``,
 Cholesky factors from the window's scales, the top rung's from the probe's draws and
 gradients, retuned in the windows left); otherwise the walk stays, bit for bit ``"rwm"``.
-A score close to the limit (within a factor :data:`CLOSE_FACTOR`) is not decided on one
-window's noise, on which the chains of one run could disagree: the probe goes on through
-the third window and decides at its end (:data:`EXTENDED_DECISION_SWEEP`) where tuning has
-room to retune MALA after it (:func:`may_extend`), else at once.
+A score close to the limit (within a factor :data:`CLOSE_FACTOR`) is not decided on that
+window, where the walk is still settling and the chains of one run could disagree: a fresh
+probe reads the second half of the third window (``EXTENDED_PROBE_START`` to
+:data:`EXTENDED_DECISION_SWEEP`) and decides at its end where tuning has room to retune MALA
+after it (:func:`may_extend`), else at once.
 A chain that could not switch (tuning too short, :func:`may_switch`) is not probed at all.
 Which move runs is read from the replicas (MALA's carry gradients), so a restored or
 continued chain runs the move chosen. Measurements: docs/decisions/110-exchange-defaults.md.
@@ -62,6 +63,7 @@ __all__ = [
     "GAUSSIAN_LIMIT",
     "CLOSE_FACTOR",
     "EXTENDED_DECISION_SWEEP",
+    "EXTENDED_PROBE_START",
 ]
 
 PROBE_START = FIRST_WINDOW  # the probe reads the second scale window, sweeps 50 ..
@@ -70,10 +72,11 @@ DECISION_SWEEP = 3 * FIRST_WINDOW  # .. 149; the decision at its end
 #: Gaussian-like posteriors, 10 and more on two-mode, centred eight schools and singular)
 GAUSSIAN_LIMIT = 3.0
 #: a score between GAUSSIAN_LIMIT / CLOSE_FACTOR and GAUSSIAN_LIMIT * CLOSE_FACTOR is close:
-#: the probe reads on to EXTENDED_DECISION_SWEEP (posteriordb's arK: one window's scores
-#: 1.05-3.72 over 12 chains, so the two chains of a run could choose differently; decision 110)
+#: a fresh probe looks again (decision 110's addendum)
 CLOSE_FACTOR = 1.5
 EXTENDED_DECISION_SWEEP = DECISION_SWEEP + 4 * FIRST_WINDOW  # the third window's end (349)
+#: the second look reads as many sweeps as the first, from 250
+EXTENDED_PROBE_START = EXTENDED_DECISION_SWEEP - (DECISION_SWEEP - PROBE_START)
 #: the probe reads every other sweep where that leaves at least this many draws per
 #: coefficient of its regression (``d + 2``), else every sweep (decision 110)
 DRAWS_PER_COEFFICIENT = 2
@@ -188,8 +191,8 @@ def may_switch(scales: ScaleTuning, tune_sweeps: int) -> bool:
 
 def may_extend(scales: ScaleTuning, tune_sweeps: int) -> bool:
     """Whether a close score may wait for :data:`EXTENDED_DECISION_SWEEP`: the scale window
-    after it (sweeps 350 to 749) ends within tuning's share (1,000 tuning sweeps and more
-    with the walk's windows), so that MALA is still retuned."""
+    after it (sweeps 350 to 749) ends within tuning's share (938 tuning sweeps and more with
+    the walk's windows), so that MALA is still retuned."""
     return EXTENDED_DECISION_SWEEP + 8 * FIRST_WINDOW <= window_fraction(scales) * tune_sweeps
 
 
@@ -202,17 +205,20 @@ def switch_due(scales: ProbedScaleTuning, sweep: int, tune_sweeps: int):
     """``(scales, decided, switch)`` after tuning sweep ``sweep`` (0-based) of a chain of
     ``tune_sweeps``. A probed chain (one with room to switch, :func:`may_switch`) looks at
     its score at the end of sweep :data:`DECISION_SWEEP`; a close score (:func:`is_close`)
-    where :func:`may_extend` waits for the end of :data:`EXTENDED_DECISION_SWEEP` (the probe
-    reading on), any other decides: it switches where the score is below
+    where :func:`may_extend` waits for the end of :data:`EXTENDED_DECISION_SWEEP`, on a fresh
+    probe read from ``EXTENDED_PROBE_START``; any other decides: it switches where the score
+    is below
     :data:`GAUSSIAN_LIMIT`. The scales returned hold the score; a decided chain's no probe."""
     if scales.probe is None or sweep + 1 != scales.decide_at:
         return scales, False, False
     score = gaussianity(scales.probe)
     if scales.decide_at == DECISION_SWEEP and is_close(score) and may_extend(scales, tune_sweeps):
         fresh = Probe(covariance_init(scales.probe.moments.mean.shape))
-        late = EXTENDED_DECISION_SWEEP - (DECISION_SWEEP - PROBE_START)
         extended = scales._replace(
-            probe=fresh, gaussianity=score, decide_at=EXTENDED_DECISION_SWEEP, probe_from=late
+            probe=fresh,
+            gaussianity=score,
+            decide_at=EXTENDED_DECISION_SWEEP,
+            probe_from=EXTENDED_PROBE_START,
         )
         return extended, False, False
     return scales._replace(probe=None, gaussianity=score), True, bool(score < GAUSSIAN_LIMIT)
