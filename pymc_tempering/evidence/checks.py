@@ -41,6 +41,7 @@ __all__ = [
     "agreement_problems",
     "ladder_problems",
     "leg_problems",
+    "cross_check_problems",
     "message",
     "warn",
     "EVIDENCE_LADDER_CAVEAT",
@@ -236,6 +237,28 @@ def agreement_problems(estimate, mcse, other, other_name, diff_mcse) -> list[str
             f"than this estimate's MCSE; one of them is biased; {ADD_RUNGS}"
         ]
     return []
+
+
+def cross_check_problems(value, mcse, other_name, other, other_mcse) -> list[str]:
+    """An estimate and another estimator's of the same log Z from the same run (the variational
+    route's leg and bridge sampling on its ``beta = 1`` draws) disagree by more than
+    :data:`LEG_DISAGREEMENT_Z` MCSEs of their difference; two estimates without finite error
+    bars cannot be checked and say so."""
+    scale = float(np.hypot(mcse, other_mcse))
+    if not (np.isfinite(value) and np.isfinite(other) and np.isfinite(scale)):
+        return [
+            f"{other_name} gave {other:.4f} +- {other_mcse:.2g}, so this estimate could not be "
+            "checked against it; rerun with reference='prior'"
+        ]
+    gap = abs(value - other)
+    if gap <= LEG_DISAGREEMENT_Z * scale:
+        return []
+    return [
+        f"{other_name} gives {other:.4f} +- {other_mcse:.2g}, {gap:.3g} away ({gap / scale:.1f} "
+        f"MCSEs of the difference, more than {LEG_DISAGREEMENT_Z:g}): the fitted Gaussian may "
+        "miss part of the posterior (a second mode, a heavy tail); rerun with "
+        "reference='prior'"
+    ]
 
 
 def leg_problems(legs, values, mcses, weights, leg_warnings) -> list[str]:

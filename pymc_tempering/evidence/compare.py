@@ -29,6 +29,7 @@ class _Row(NamedTuple):
     method: str
     fingerprint: str | None
     warning: str
+    route: str = ""  # marginal_likelihood's route (its attrs), "" for other inputs
 
 
 def _refuse_partial_ladder(name, ladder_start):
@@ -79,6 +80,7 @@ def _result_row(name, item, estimator, chosen) -> _Row:
         method or "log_marginal_likelihood",
         item.attrs.get("observed_data"),
         warning,
+        str(item.attrs.get("route", "")),
     )
 
 
@@ -188,7 +190,9 @@ def compare_evidence(models, model_prior=None, method=None, *, estimator=None):
         Indexed by model name, best log Z first, like ``arviz.compare``: ``rank``,
         ``log_marginal_likelihood``, ``mcse``, ``log_bayes_factor`` (0 for the best),
         ``log_bayes_factor_mcse``, ``model_probability``, ``model_probability_mcse``,
-        ``method`` and ``warning`` (``""`` where the estimate can be trusted).
+        ``method``, ``route`` (how :func:`marginal_likelihood` reached it: its
+        ``attrs["route"]``, ``""`` for other inputs) and ``warning`` (``""`` where the estimate
+        can be trusted).
 
     Warns
     -----
@@ -254,6 +258,7 @@ def compare_evidence(models, model_prior=None, method=None, *, estimator=None):
             "model_probability": prob,
             "model_probability_mcse": prob_mcse,
             "method": [rows[n].method for n in names],
+            "route": [rows[n].route for n in names],
             "warning": [rows[n].warning for n in names],
         },
         index=pd.Index(names, name="model"),

@@ -4,6 +4,8 @@ The one place where evidence estimation runs a sampler; the estimators themselve
 traces (:mod:`pymc_tempering.evidence.tempered`).
 """
 
+import contextlib
+import logging
 import numbers
 import warnings
 
@@ -11,10 +13,22 @@ import numpy as np
 import pymc as pm
 import xarray as xr
 
+from pymc_tempering.diagnostics.barrier import global_barrier
 from pymc_tempering.engine.explorers import EXPLORERS
-from pymc_tempering.evidence.checks import EvidenceWarning, warn
+from pymc_tempering.evidence.bridge import bridge_problems, bridge_sampling
+from pymc_tempering.evidence.checks import EvidenceWarning, cross_check_problems, warn
 from pymc_tempering.evidence.legs import combine_legs, variational_estimates
 from pymc_tempering.evidence.methods import evidence_by_method, resolve_methods
+from pymc_tempering.evidence.route import (
+    PILOT,
+    ROUTE_PRIOR_RUNGS,
+    ROUTE_TUNE,
+    ROUTE_VARIATIONAL_RUNGS,
+    Route,
+    choose_route,
+    fixed_route,
+    pilot_seed,
+)
 from pymc_tempering.evidence.tempered import ESTIMATORS
 from pymc_tempering.ladder import evidence_ladder, evidence_n_rungs, prior_spread_beta_min
 from pymc_tempering.step_methods._compile.checks import (
@@ -24,6 +38,7 @@ from pymc_tempering.step_methods._compile.checks import (
 )
 from pymc_tempering.step_methods._compile.tempered import compile_tempered_density
 from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
+from pymc_tempering.trace import tempering_dataset
 
 __all__ = ["marginal_likelihood", "auto_beta_min"]
 
@@ -41,6 +56,8 @@ ADAPTIVE_LADDER_TUNE = 1000
 LADDERS = ("geometric", "adaptive")
 #: ``beta_min="auto"``: the prior draws whose log-likelihood spread places the lowest rung
 PRIOR_DRAWS_FOR_BETA_MIN = 512
+#: ``reference=``: chosen by a pilot, one ladder from the prior, or both legs in full
+REFERENCES = ("auto", "prior", "variational")
 
 
 def marginal_likelihood(
@@ -49,7 +66,7 @@ def marginal_likelihood(
     n_rungs="auto",
     beta_min="auto",
     ladder="geometric",
-    reference="prior",
+    reference="auto",
     draws=1000,
     tune=None,
     chains=8,
@@ -79,14 +96,21 @@ def marginal_likelihood(
     ladder : {"geometric", "adaptive"}, default "geometric"
         Fixed, or re-placed during tuning at equal thermodynamic length (warned: biased on
         multimodal targets). ``betas`` or ``ladder`` in ``step_kwargs`` replace it.
-    reference : {"prior", "variational"}, default "prior"
-        "variational": a second leg from a fitted Gaussian (continuous models); each leg's
-        estimate and their combination (:func:`pymc_tempering.evidence.legs.combine_legs`).
+    reference : {"auto", "prior", "variational"}, default "auto"
+        How the path to the posterior starts (:mod:`pymc_tempering.evidence.route`). "auto": a
+        pilot of both legs measures their barriers and keeps the variational route where a
+        Gaussian ``q`` fitted to the posterior shortens the path (a short ladder from ``q``,
+        cross-checked by bridge sampling on the ``beta = 1`` draws), else the prior route
+        (``result.attrs["route"]`` and ``["route_reason"]`` say which and why; discrete models
+        and ladders fixed by the caller take the prior route without a pilot). "prior": one
+        ladder from the prior. "variational": both legs in full, each leg's estimate and their
+        combination (:func:`pymc_tempering.evidence.legs.combine_legs`).
     draws : int, default 1000
         Recorded draws per chain, passed to ``pm.sample``.
     tune : int, optional
         Tuning draws per chain, passed to ``pm.sample``; default ``None``: as the explorer
-        needs (:func:`default_tune`).
+        needs (:func:`default_tune`), :data:`pymc_tempering.evidence.route.ROUTE_TUNE` on the
+        variational route.
     chains : int, default 8
         Chains, passed to ``pm.sample``. Keep at least 4: the MCSE sees variation slower than a
         chain only through the spread between chains.
@@ -109,7 +133,11 @@ def marginal_likelihood(
     xarray.Dataset
         Dim ``estimator``; ``log_marginal_likelihood``, ``mcse``, ``ess``,
         ``discretisation_error`` (TI only, else NaN) and ``warning`` (``""`` if none); two
-        legs add a dim ``leg`` ("prior", "variational", "combined") and ``weight``.
+        legs add a dim ``leg`` ("prior", "variational", "combined") and ``weight``; the
+        variational route reads the variational leg and adds a row ``"bridge_sampling"``.
+        ``attrs``: ``reference``, ``route`` ("prior", "variational" or "both"),
+        ``route_reason``, and the pilot's ``pilot_barrier_prior`` and
+        ``pilot_barrier_variational`` (NaN without a pilot).
     """
     methods = resolve_methods(method)
     model = resolve_model(model, "marginal_likelihood")
@@ -119,14 +147,37 @@ def marginal_likelihood(
         _check_count(tune, "tune", 0)
     refuse_minibatch(model, "marginal_likelihood")
     check_observed_finite(model, "marginal_likelihood")
+    asked = dict(step_kwargs or {})
     step_kwargs = _with_reference(step_kwargs, reference)
     step_kwargs = _default_explorer(model, step_kwargs, ladder)
+    route, barriers = _route(model, reference, asked, step_kwargs, ladder, n_rungs, beta_min,
+                             random_seed)  # fmt: skip
+    sample_kwargs.setdefault("progressbar", False)
+    sample_kwargs.setdefault("compute_convergence_checks", False)
+    if route.name == "variational":
+        result, idata = _variational_route(
+            model, methods, asked, draws, tune, chains, random_seed, sample_kwargs
+        )
+    else:
+        result, idata = _ladder_route(
+            model, methods, step_kwargs, n_rungs, beta_min, ladder, draws, tune, chains,
+            random_seed, sample_kwargs,
+        )  # fmt: skip
+    result.attrs.update(
+        reference=reference, route=route.name, route_reason=route.reason,
+        pilot_barrier_prior=barriers[0], pilot_barrier_variational=barriers[1],
+    )  # fmt: skip
+    return (result, idata) if return_idata else result
+
+
+def _ladder_route(model, methods, step_kwargs, n_rungs, beta_min, ladder, draws, tune, chains,
+                  random_seed, sample_kwargs):  # fmt: skip
+    """The prior route (one ladder from the prior) or both legs in full (``reference=
+    "variational"``): the evidence ladder from ``beta_min``, ExchangeMC, each estimator."""
     beta_min = _resolve_beta_min(beta_min, model, step_kwargs, random_seed)
     n_rungs = _resolve_n_rungs(n_rungs, beta_min)
     step_kwargs = _evidence_step_kwargs(step_kwargs, n_rungs, beta_min, ladder)
     tune = default_tune(step_kwargs) if tune is None else tune
-    sample_kwargs.setdefault("progressbar", False)
-    sample_kwargs.setdefault("compute_convergence_checks", False)
     with model:
         step = ExchangeMC(**step_kwargs)
         idata = pm.sample(
@@ -142,7 +193,90 @@ def marginal_likelihood(
     if beta_min is not None:
         result.attrs["beta_min"] = float(beta_min)
         result.attrs["n_rungs"] = int(len(step_kwargs["betas"]))
-    return (result, idata) if return_idata else result
+    return result, idata
+
+
+def _route(model, reference, asked, step_kwargs, ladder, n_rungs, beta_min, random_seed):
+    """The :class:`~pymc_tempering.evidence.route.Route` of ``reference`` and the pilot's
+    barriers (prior leg, variational leg; NaN without a pilot): ``"auto"`` runs
+    :func:`_pilot` unless :func:`~pymc_tempering.evidence.route.fixed_route` decides."""
+    none = (float("nan"), float("nan"))
+    if step_kwargs.get("reference") == "variational":
+        return Route("both", "reference='variational': both legs in full"), none
+    if reference != "auto":
+        return Route("prior", f"reference={reference!r}: one ladder from the prior"), none
+    named = [name for name, value in (("n_rungs", n_rungs), ("beta_min", beta_min))
+             if not (isinstance(value, str) and value == "auto")]  # fmt: skip
+    fixed = fixed_route(bool(model.discrete_value_vars), ladder, asked, named)
+    if fixed is not None:
+        return fixed, none
+    barriers = _pilot(model, step_kwargs, random_seed)
+    return choose_route(*barriers), barriers
+
+
+@contextlib.contextmanager
+def _quiet():
+    """No warnings and no PyMC progress lines from the pilot, restored after it."""
+    logger = logging.getLogger("pymc")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def _pilot(model, step_kwargs, random_seed) -> tuple[float, float]:
+    """Both legs' communication barriers from a short run of
+    :data:`~pymc_tempering.evidence.route.PILOT` (``step_kwargs``' explorer, so the density
+    compiled here serves the prior route too), seeded apart from the run."""
+    kwargs = dict(step_kwargs, reference="variational", n_rungs=PILOT.rungs,
+                  n_rungs_variational=PILOT.rungs)  # fmt: skip
+    with model, _quiet():
+        idata = pm.sample(
+            draws=PILOT.draws, tune=PILOT.tune, chains=PILOT.chains, cores=1,
+            step=ExchangeMC(**kwargs), random_seed=pilot_seed(random_seed), progressbar=False,
+            compute_convergence_checks=False,
+        )  # fmt: skip
+    return tuple(
+        float(global_barrier(tempering_dataset(idata, leg=leg))["global_barrier"])
+        for leg in ("prior", "variational")
+    )
+
+
+def _variational_route(model, methods, asked, draws, tune, chains, random_seed, sample_kwargs):
+    """The variational route: ExchangeMC with a prior leg of
+    :data:`~pymc_tempering.evidence.route.ROUTE_PRIOR_RUNGS` rungs (the junction only) and a
+    variational leg of :data:`~pymc_tempering.evidence.route.ROUTE_VARIATIONAL_RUNGS`, the
+    caller's explorer or ExchangeMC's default; the variational leg's estimators and bridge
+    sampling on the ``beta = 1`` draws, each checked against the other."""
+    kwargs = dict(asked, reference="variational", n_rungs=ROUTE_PRIOR_RUNGS,
+                  n_rungs_variational=ROUTE_VARIATIONAL_RUNGS)  # fmt: skip
+    with model:
+        idata = pm.sample(
+            draws=draws, tune=ROUTE_TUNE if tune is None else tune, chains=chains,
+            step=ExchangeMC(**kwargs), random_seed=random_seed, **sample_kwargs,
+        )  # fmt: skip
+    found = variational_estimates(idata, methods)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its problems join the result's, warned once below
+        bridge = bridge_sampling(idata, model, random_seed=pilot_seed(random_seed))
+    b, b_mcse = float(bridge["log_marginal_likelihood"]), float(bridge["mcse"])
+    for part, problems in found.values():
+        problems.extend(cross_check_problems(
+            float(part["log_marginal_likelihood"]), float(part["mcse"]),
+            "bridge sampling on the beta = 1 draws", b, b_mcse,
+        ))  # fmt: skip
+    first_name, (first, _) = next(iter(found.items()))
+    problems = bridge_problems(bridge, 1000, 8) + cross_check_problems(
+        b, b_mcse, f"the variational leg's {first_name.replace('_', ' ')}",
+        float(first["log_marginal_likelihood"]), float(first["mcse"]),
+    )  # fmt: skip
+    found["bridge_sampling"] = (bridge, problems)
+    result = _result(found, " (variational route)", stacklevel=4)
+    return result, idata
 
 
 def _check_count(value, name: str, minimum: int) -> None:
@@ -159,13 +293,14 @@ def _with_reference(step_kwargs, reference) -> dict:
     """``step_kwargs`` with ExchangeMC's ``reference`` where it is not the default prior (so
     the prior-only run is built exactly as before); one given in ``step_kwargs`` must agree."""
     step_kwargs = dict(step_kwargs or {})
-    if reference not in ("prior", "variational"):
+    if reference not in REFERENCES:
         raise ValueError(
-            f"`reference` must be 'prior' (one ladder from the prior) or 'variational' (a second "
-            f"leg from a Gaussian fitted to the posterior, continuous models), got {reference!r}."
+            f"`reference` must be 'auto' (a pilot chooses), 'prior' (one ladder from the prior) "
+            f"or 'variational' (a second leg from a Gaussian fitted to the posterior, continuous "
+            f"models), got {reference!r}."
         )
     chosen = step_kwargs.get("reference", reference)
-    if chosen != reference and reference != "prior":
+    if chosen != reference and reference not in ("prior", "auto"):
         raise ValueError(
             f"`reference={reference!r}` and step_kwargs['reference']={chosen!r} disagree; give "
             "it once, as marginal_likelihood's `reference`."

@@ -344,7 +344,7 @@ def test_discrete_models_and_bad_references_are_refused_by_name():
         marginal_likelihood(model, reference="variational", draws=10, tune=10, chains=1,
                             n_rungs=4, beta_min=0.01, **QUIET)  # fmt: skip
     lecture = targets.lecture_model(targets.lecture_data())
-    with pytest.raises(ValueError, match=r"`reference` must be 'prior'.*or 'variational'"):
+    with pytest.raises(ValueError, match=r"`reference` must be 'auto'.*'prior'.*or 'variational'"):
         marginal_likelihood(lecture, reference="gaussian")
     with pytest.raises(ValueError, match=r"disagree; give it once"):
         marginal_likelihood(lecture, reference="variational", step_kwargs={"reference": "prior"})
