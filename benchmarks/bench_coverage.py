@@ -68,6 +68,7 @@ ESTIMATORS = ("TI", "SS")
 ROUTES = {
     "ladder64": LADDER64,
     "default": {},
+    "prior": {"reference": "prior"},  # the defaults before reference="auto" (decision 150)
     "adaptive": {"ladder": "adaptive"},
     "chains2": {"chains": 2, "draws": 2000},
     "chains4": {"chains": 4, "draws": 2000},

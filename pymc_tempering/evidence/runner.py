@@ -13,6 +13,7 @@ import numpy as np
 import pymc as pm
 import xarray as xr
 
+from pymc_tempering._util.blas import one_blas_thread
 from pymc_tempering.diagnostics.barrier import global_barrier
 from pymc_tempering.engine.explorers import EXPLORERS
 from pymc_tempering.evidence.bridge import bridge_problems, bridge_sampling
@@ -119,10 +120,10 @@ def marginal_likelihood(
     method : str or sequence of str, default ("ti", "ss")
         Estimators, in order: "ti", "ss", "bar", "mbar" (or their full names).
     step_kwargs : dict, optional
-        Further :class:`pymc_tempering.ExchangeMC` arguments; ``explorer`` defaults to
-        "independent" for continuous models of at most :data:`INDEPENDENT_MAX_PARAMS`
-        parameters on the fixed ladder, else ``"rwm"`` (not ExchangeMC's ``"auto"``: not
-        measured for the evidence).
+        Further :class:`pymc_tempering.ExchangeMC` arguments; on the prior route (and the
+        pilot) ``explorer`` defaults to "independent" for continuous models of at most
+        :data:`INDEPENDENT_MAX_PARAMS` parameters on the fixed ladder, else ``"rwm"``; the
+        variational route keeps ExchangeMC's default (``"auto"``).
     return_idata : bool, default False
         Also return the sampled DataTree: ``(result, idata)``.
     **sample_kwargs
@@ -260,7 +261,7 @@ def _variational_route(model, methods, asked, draws, tune, chains, random_seed, 
             step=ExchangeMC(**kwargs), random_seed=random_seed, **sample_kwargs,
         )  # fmt: skip
     found = variational_estimates(idata, methods)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), one_blas_thread():  # small algebra: decision 131
         warnings.simplefilter("ignore")  # its problems join the result's, warned once below
         bridge = bridge_sampling(idata, model, random_seed=pilot_seed(random_seed))
     b, b_mcse = float(bridge["log_marginal_likelihood"]), float(bridge["mcse"])

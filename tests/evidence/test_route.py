@@ -48,6 +48,7 @@ QUIET = {"cores": 1, "progressbar": False}
         (2.9, 2.8, "prior"),  # the egg box: q shortens nothing
         (6.3, 1.6, "prior"),  # two modes: shorter, not short
         (math.nan, 0.1, "prior"),
+        (math.inf, 0.1, "prior"),  # not a measurement, though q's path is short
         (4.0, math.inf, "prior"),
     ],
 )
@@ -203,7 +204,11 @@ def test_fixed_routes_run_no_pilot(monkeypatch):
             assert result.attrs["route"] == "prior" and reason in result.attrs["route_reason"]
             assert math.isnan(result.attrs["pilot_barrier_variational"])
         both = pmt.marginal_likelihood(lecture, reference="variational", **small, **QUIET)
-    assert both.attrs["route"] == "both" and list(both.leg.values)[-1] == "combined"
+        asked = pmt.marginal_likelihood(
+            lecture, step_kwargs={"reference": "variational"}, **small, **QUIET
+        )
+    for result in (both, asked):
+        assert result.attrs["route"] == "both" and list(result.leg.values)[-1] == "combined"
 
 
 def test_the_pilot_is_the_documented_one_and_leaves_pymcs_logger_as_it_was(monkeypatch):
@@ -218,11 +223,13 @@ def test_the_pilot_is_the_documented_one_and_leaves_pymcs_logger_as_it_was(monke
     import logging
 
     logger = logging.getLogger("pymc")
+    monkeypatch.setattr(logger, "level", logging.INFO)  # the user's level, restored after
     before = logger.level
     model = targets.lecture_model(targets.lecture_data())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = pmt.marginal_likelihood(model, draws=50, chains=2, random_seed=1, **QUIET)
+        result = pmt.marginal_likelihood(model, draws=50, tune=60, chains=2, random_seed=1,
+                                         **QUIET)  # fmt: skip
     assert logger.level == before
     pilot, run = calls
     assert (pilot["draws"], pilot["tune"], pilot["chains"], pilot["cores"]) == (
@@ -235,4 +242,20 @@ def test_the_pilot_is_the_documented_one_and_leaves_pymcs_logger_as_it_was(monke
     step = pilot["step"]
     assert step.run.variational is not None
     assert result.attrs["route"] == "variational"
-    assert (run["draws"], run["chains"]) == (50, 2)
+    assert (run["draws"], run["tune"], run["chains"]) == (50, 60, 2)  # the caller's
+
+
+def test_the_pilot_fits_q_well_enough_on_a_sharply_concentrated_posterior():
+    """Issue 41's regression (5,000 rows, 5 coefficients): the posterior sd is about 1 / 70 of
+    the prior's, and q needs its third fit (sweep 350 of the pilot's 450) to get there: with
+    the first two alone q's barrier read about 2 and the pilot kept the prior route."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(5000, 5))
+    y = X @ rng.normal(size=5) + rng.normal(size=5000)
+    with pm.Model() as model:
+        coef = pm.Normal("coef", 0.0, 1.0, shape=5)
+        pm.Normal("y", pm.math.dot(X, coef), 1.0, observed=y)
+    step_kwargs = runner._default_explorer(model, {}, "geometric")
+    prior, q = runner._pilot(model, step_kwargs, random_seed=3)
+    assert q < 0.6 < 3.0 < prior, (prior, q)
+    assert choose_route(prior, q).name == "variational"
