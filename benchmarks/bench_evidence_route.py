@@ -17,6 +17,10 @@ Run: OPENBLAS_NUM_THREADS=1 python benchmarks/bench_evidence_route.py
 2. ``--overhead``: targets where the pilot keeps the prior route (multimodal, singular, discrete
    take none): CPU of the defaults against ``reference="prior"`` (the same run: equal numbers,
    checked), per seed.
+3. ``--published``: the published problems of issue 41 (egg box, Gaussian shells in 2, 5 and
+   10 dimensions, a regression of 100 rows, the 10-D two-mode target), 8 seeds: the defaults,
+   ``reference="prior"`` and ``pm.sample_smc()``, accuracy at equal CPU (rms error x
+   sqrt(CPU s)).
 
 Prints the load average before and after, and says whether the machine was busy.
 """
@@ -217,17 +221,81 @@ def run_overhead(names, seeds):
               f"(seeds: {', '.join(f'{r:.3f}' for r in ratios)})", flush=True)  # fmt: skip
 
 
+PUBLISHED = {
+    "egg_box": problems.egg_box,
+    "shells2": lambda: problems.gaussian_shells(2),
+    "shells5": lambda: problems.gaussian_shells(5),
+    "shells10": lambda: problems.gaussian_shells(10),
+    "regression100": lambda: problems.large_regression(100, sufficient=False),
+    "two_mode_10d": problems.two_mode_10d,
+}
+
+
+def _timed(fn, *args, **kwargs):
+    start = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fn(*args, **kwargs)
+    return out, time.process_time() - start
+
+
+def run_published(names, seeds):
+    """Per problem and seed, on fresh models, each as a user calls it (``cores=1``): the
+    defaults, ``reference="prior"`` (the defaults before this change) and ``pm.sample_smc()``
+    (its mean over chains). Accuracy at equal CPU: ``rms error x sqrt(mean CPU)``, the error at
+    one CPU second if error falls as 1 / sqrt(time); ratios > 1 favour the defaults."""
+    for name in names:
+        _, truth = PUBLISHED[name]()
+        errors, cpu, routes = (
+            {"auto": [], "prior": [], "smc": []},
+            {"auto": [], "prior": [], "smc": []},
+            [],
+        )
+        for seed in range(seeds):
+            for arm in ("auto", "prior"):
+                model, _ = PUBLISHED[name]()
+                res, t = _timed(
+                    pmt.marginal_likelihood, model, reference=arm, random_seed=seed, **QUIET
+                )
+                errors[arm].append(float(res.log_marginal_likelihood[0]) - truth)
+                cpu[arm].append(t)
+                if arm == "auto":
+                    routes.append(res.attrs["route"])
+            model, _ = PUBLISHED[name]()
+            with model:
+                idata, t = _timed(pm.sample_smc, random_seed=seed, cores=1, progressbar=False)
+            per_chain = [np.asarray(v, dtype=float) for v in
+                         idata.sample_stats["log_marginal_likelihood"].values]  # fmt: skip
+            last = [c[np.isfinite(c)][-1] for c in per_chain]
+            errors["smc"].append(float(np.mean(last)) - truth)
+            cpu["smc"].append(t)
+            print(f"  {name} seed {seed}: route {routes[-1]}; errors auto "
+                  f"{errors['auto'][-1]:+.4f} prior {errors['prior'][-1]:+.4f} smc "
+                  f"{errors['smc'][-1]:+.4f}; CPU "
+                  f"{cpu['auto'][-1]:.1f} / {cpu['prior'][-1]:.1f} / {cpu['smc'][-1]:.1f} s",
+                  flush=True)  # fmt: skip
+        acc = {a: np.sqrt(np.mean(np.square(errors[a]))) * np.sqrt(np.mean(cpu[a])) for a in errors}
+        print(f"SUMMARY {name}: routes {sorted(set(routes))}; rms error x sqrt(CPU s): defaults "
+              f"{acc['auto']:.4f}, reference='prior' {acc['prior']:.4f}, pm.sample_smc "
+              f"{acc['smc']:.4f}; accuracy at equal CPU, defaults / prior "
+              f"{acc['prior'] / acc['auto']:.2f}x, defaults / SMC {acc['smc'] / acc['auto']:.2f}x "
+              f"({seeds} seeds)", flush=True)  # fmt: skip
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problems", nargs="+", default=None)
     parser.add_argument("--seeds", type=int, default=None)
     parser.add_argument("--nuts-seeds", type=int, default=3)
     parser.add_argument("--overhead", action="store_true")
+    parser.add_argument("--published", action="store_true")
     args = parser.parse_args()
     load_before = os.getloadavg()
     print(f"load average before: {load_before}, cores: {os.cpu_count()}", flush=True)
     if args.overhead:
         run_overhead(args.problems or list(OVERHEAD), args.seeds or 3)
+    elif args.published:
+        run_published(args.problems or list(PUBLISHED), args.seeds or 8)
     else:
         run_concentrating(
             args.problems or ["reg2000", "reg20000", "logistic"], args.seeds or 20, args.nuts_seeds
