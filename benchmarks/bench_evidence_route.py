@@ -37,6 +37,7 @@ import pymc as pm
 from scipy import optimize, special, stats
 
 import pymc_tempering as pmt
+from pymc_tempering.evidence.route import PILOT
 
 logging.getLogger("pymc").setLevel(logging.ERROR)
 QUIET = {"cores": 1, "progressbar": False, "compute_convergence_checks": False}
@@ -204,6 +205,7 @@ def run_overhead(names, seeds):
                 cost[reference] = time.process_time() - start
                 values[reference] = (res.log_marginal_likelihood.values, res.attrs["route"])
             step_kwargs = runner._default_explorer(model, {}, "geometric")
+            step_kwargs["explorer"] = PILOT.explorer
             start = time.process_time()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

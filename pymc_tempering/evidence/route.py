@@ -40,16 +40,19 @@ ROUTES = ("prior", "variational", "both")
 
 
 class Pilot(NamedTuple):
-    """The pilot run: ``rungs`` per leg, sweeps of tuning and recorded draws per chain."""
+    """The pilot run: ``rungs`` per leg, sweeps of tuning and recorded draws per chain, and
+    its ``explorer`` where the caller chose none (no gradient, as the prior route's default
+    explorers: the density compiled for the pilot serves that route)."""
 
     rungs: int
     tune: int
     draws: int
     chains: int
+    explorer: str
 
 
-#: the pilot of ``reference="auto"``: both legs, one after the other in the calling process
-PILOT = Pilot(rungs=8, tune=450, draws=100, chains=1)
+#: the pilot of ``reference="auto"``: both legs, one chain, in the calling process
+PILOT = Pilot(rungs=8, tune=450, draws=100, chains=1, explorer="rwm")
 #: the largest variational-leg barrier for which the variational route is taken
 VARIATIONAL_MAX_BARRIER = 1.0
 #: the variational route also needs ``q``'s barrier at most this fraction of the prior's

@@ -211,7 +211,8 @@ def _route(model, reference, asked, step_kwargs, ladder, n_rungs, beta_min, rand
     fixed = fixed_route(bool(model.discrete_value_vars), ladder, asked, named)
     if fixed is not None:
         return fixed, none
-    barriers = _pilot(model, step_kwargs, random_seed)
+    explorer = {} if "explorer" in asked else {"explorer": PILOT.explorer}
+    barriers = _pilot(model, step_kwargs | explorer, random_seed)
     return choose_route(*barriers), barriers
 
 
@@ -231,8 +232,8 @@ def _quiet():
 
 def _pilot(model, step_kwargs, random_seed) -> tuple[float, float]:
     """Both legs' communication barriers from a short run of
-    :data:`~pymc_tempering.evidence.route.PILOT` (``step_kwargs``' explorer, so the density
-    compiled here serves the prior route too), seeded apart from the run."""
+    :data:`~pymc_tempering.evidence.route.PILOT` with ``step_kwargs``' explorer, seeded apart
+    from the run."""
     kwargs = dict(step_kwargs, reference="variational", n_rungs=PILOT.rungs,
                   n_rungs_variational=PILOT.rungs)  # fmt: skip
     with model, _quiet():

@@ -241,6 +241,7 @@ def test_the_pilot_is_the_documented_one_and_leaves_pymcs_logger_as_it_was(monke
     assert pilot["random_seed"] == pilot_seed(1) and run["random_seed"] == 1
     step = pilot["step"]
     assert step.run.variational is not None
+    assert step.run.fixed.explorer.name == PILOT.explorer == "rwm"  # no gradient to compile
     assert result.attrs["route"] == "variational"
     assert (run["draws"], run["tune"], run["chains"]) == (50, 60, 2)  # the caller's
 
@@ -255,7 +256,7 @@ def test_the_pilot_fits_q_well_enough_on_a_sharply_concentrated_posterior():
     with pm.Model() as model:
         coef = pm.Normal("coef", 0.0, 1.0, shape=5)
         pm.Normal("y", pm.math.dot(X, coef), 1.0, observed=y)
-    step_kwargs = runner._default_explorer(model, {}, "geometric")
+    step_kwargs = runner._default_explorer(model, {}, "geometric") | {"explorer": PILOT.explorer}
     prior, q = runner._pilot(model, step_kwargs, random_seed=3)
     assert q < 0.6 < 3.0 < prior, (prior, q)
     assert choose_route(prior, q).name == "variational"
