@@ -21,6 +21,8 @@ is small and a small fraction of the prior's. Pure functions of numbers here; th
 import math
 from typing import NamedTuple
 
+import numpy as np
+
 __all__ = [
     "ROUTES",
     "PILOT",
@@ -33,6 +35,7 @@ __all__ = [
     "choose_route",
     "fixed_route",
     "pilot_seed",
+    "tagged_seed",
 ]
 
 #: the routes of ``reference="auto"``, and ``"both"``: ``reference="variational"``'s two full legs
@@ -111,12 +114,20 @@ def fixed_route(discrete: bool, ladder: str, step_kwargs: dict, named=()) -> Rou
     return None
 
 
-def pilot_seed(random_seed):
-    """The pilot's seed: drawn from ``random_seed`` and a tag (the same seed, the same pilot)
-    so that the main run gets ``random_seed`` itself; None stays None (fresh)."""
-    if random_seed is None:
-        return None
-    import numpy as np
+def tagged_seed(random_seed, tag: int) -> list[int] | None:
+    """``random_seed`` (an int or a sequence of ints) followed by ``tag``: the seed of a draw
+    apart from the run's own, the same for the same seed; None for anything else (None, a
+    Generator), which then draws afresh and leaves the caller's generator untouched."""
+    ints = (int, np.integer)
+    if isinstance(random_seed, ints) or (
+        isinstance(random_seed, list | tuple) and all(isinstance(s, ints) for s in random_seed)
+    ):
+        return [*(int(s) for s in np.atleast_1d(random_seed)), tag]
+    return None
 
-    seeds = [int(s) for s in np.atleast_1d(random_seed)]
-    return int(np.random.default_rng([*seeds, _SEED_TAG]).integers(2**31 - 1))
+
+def pilot_seed(random_seed):
+    """The pilot's seed, from :func:`tagged_seed` (the same seed, the same pilot), so that the
+    main run gets ``random_seed`` itself; None (fresh) where that gives None."""
+    seed = tagged_seed(random_seed, _SEED_TAG)
+    return None if seed is None else int(np.random.default_rng(seed).integers(2**31 - 1))

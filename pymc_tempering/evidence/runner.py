@@ -29,6 +29,7 @@ from pymc_tempering.evidence.route import (
     choose_route,
     fixed_route,
     pilot_seed,
+    tagged_seed,
 )
 from pymc_tempering.evidence.tempered import ESTIMATORS
 from pymc_tempering.ladder import evidence_ladder, evidence_n_rungs, prior_spread_beta_min
@@ -59,6 +60,8 @@ LADDERS = ("geometric", "adaptive")
 PRIOR_DRAWS_FOR_BETA_MIN = 512
 #: ``reference=``: chosen by a pilot, one ladder from the prior, or both legs in full
 REFERENCES = ("auto", "prior", "variational")
+#: bridge sampling's settings on the variational route, passed to it and to its checks
+BRIDGE = {"maxiter": 1000, "mode_search": 8}
 
 
 def marginal_likelihood(
@@ -264,7 +267,7 @@ def _variational_route(model, methods, asked, draws, tune, chains, random_seed, 
     found = variational_estimates(idata, methods)
     with warnings.catch_warnings(), one_blas_thread():  # small algebra: decision 131
         warnings.simplefilter("ignore")  # its problems join the result's, warned once below
-        bridge = bridge_sampling(idata, model, random_seed=pilot_seed(random_seed))
+        bridge = bridge_sampling(idata, model, random_seed=pilot_seed(random_seed), **BRIDGE)
     b, b_mcse = float(bridge["log_marginal_likelihood"]), float(bridge["mcse"])
     for part, problems in found.values():
         problems.extend(cross_check_problems(
@@ -272,7 +275,8 @@ def _variational_route(model, methods, asked, draws, tune, chains, random_seed, 
             "bridge sampling on the beta = 1 draws", b, b_mcse,
         ))  # fmt: skip
     first_name, (first, _) = next(iter(found.items()))
-    problems = bridge_problems(bridge, 1000, 8) + cross_check_problems(
+    problems = bridge_problems(bridge, BRIDGE["maxiter"], BRIDGE["mode_search"])
+    problems += cross_check_problems(
         b, b_mcse, f"the variational leg's {first_name.replace('_', ' ')}",
         float(first["log_marginal_likelihood"]), float(first["mcse"]),
     )  # fmt: skip
@@ -488,9 +492,6 @@ def auto_beta_min(model, step_kwargs=None, random_seed=None) -> float:
 
 def _prior_rng(random_seed) -> np.random.Generator:
     """A generator for the prior draws of :func:`auto_beta_min` that leaves ``random_seed``
-    as ``pm.sample`` will find it: seeded by an int or a sequence of ints, else fresh."""
-    if isinstance(random_seed, int | np.integer) or (
-        isinstance(random_seed, list | tuple) and all(isinstance(s, int) for s in random_seed)
-    ):
-        return np.random.default_rng([*np.atleast_1d(random_seed).tolist(), 0x5EED])
-    return np.random.default_rng()
+    as ``pm.sample`` will find it: seeded by an int or a sequence of ints, else fresh
+    (:func:`~pymc_tempering.evidence.route.tagged_seed`)."""
+    return np.random.default_rng(tagged_seed(random_seed, 0x5EED))

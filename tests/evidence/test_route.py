@@ -28,6 +28,7 @@ from pymc_tempering.evidence.route import (
     choose_route,
     fixed_route,
     pilot_seed,
+    tagged_seed,
 )
 from pymc_tempering.exact import egg_box_log_evidence, egg_box_model
 
@@ -76,6 +77,26 @@ def test_the_pilot_seed_is_the_seeds_own_and_apart_from_it():
     assert pilot_seed(None) is None
     assert pilot_seed(3) == pilot_seed(3) == pilot_seed([3])
     assert len({pilot_seed(3), pilot_seed(4), pilot_seed([3, 4]), 3}) == 4
+    assert pilot_seed(np.int64(3)) == pilot_seed(3)
+    # a derived stream is not the seed's own, which PyMC draws its chains' seeds from
+    own = np.random.default_rng(3).random(4)
+    assert not np.any(np.isin(np.random.default_rng(tagged_seed(3, 7)).random(4), own))
+    generator = np.random.default_rng(1)  # PyMC takes one: the pilot draws afresh, leaving it
+    state = generator.bit_generator.state
+    assert pilot_seed(generator) is None and generator.bit_generator.state == state
+
+
+def test_a_generator_as_the_seed_runs_both_routes():
+    """``random_seed=np.random.default_rng(...)``, which pm.sample accepts, is no int to derive
+    the pilot's seed from: the pilot draws afresh (it raised a TypeError)."""
+    model = targets.lecture_model(targets.lecture_data())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = pmt.marginal_likelihood(
+            model, draws=100, chains=2, random_seed=np.random.default_rng(1), **QUIET
+        )
+    assert result.attrs["route"] == "variational"
+    assert np.all(np.isfinite(result.log_marginal_likelihood.values))
 
 
 def test_a_cross_check_flags_disagreement_beyond_its_z_only():
@@ -84,7 +105,11 @@ def test_a_cross_check_flags_disagreement_beyond_its_z_only():
     assert cross_check_problems(1.0, 0.03, "bridge", 1.0 + 2.9 * scale, 0.04) == []
     (text,) = cross_check_problems(1.0, 0.03, "bridge", 1.0 - 3.1 * scale, 0.04)
     assert "3.1 MCSEs" in text and "reference='prior'" in text
+    (text,) = cross_check_problems(1.0, 0.03, "bridge", 1.0 + 3.1 * scale, 0.04)  # either side
+    assert "3.1 MCSEs" in text
     (text,) = cross_check_problems(1.0, 0.03, "bridge", math.nan, math.nan)
+    assert "could not be checked" in text
+    (text,) = cross_check_problems(1.0, math.nan, "bridge", 2.0, 0.04)  # no error bar of ours
     assert "could not be checked" in text
 
 
@@ -142,6 +167,23 @@ def test_the_route_and_its_reason_reach_compare_evidence(regression_run):
     assert table.loc["regression", "log_marginal_likelihood"] == float(
         result.log_marginal_likelihood.sel(estimator="thermodynamic_integration")
     )
+
+
+def test_compare_evidence_shows_a_route_only_for_marginal_likelihoods_results(regression_run):
+    result, idata = regression_run[0], regression_run[1]
+    lecture = targets.lecture_model(targets.lecture_data())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, one_leg = pmt.marginal_likelihood(
+            lecture, n_rungs=8, draws=50, tune=50, chains=2, random_seed=1, return_idata=True,
+            **QUIET,
+        )  # fmt: skip
+        table = pmt.compare_evidence({"routed": result, "two legs": idata, "one leg": one_leg})
+    assert table.loc["routed", "route"] == "variational"
+    assert table.loc["routed", "warning"] == ""  # the result's own: no problem
+    for run in ("two legs", "one leg"):  # ExchangeMC DataTrees: no route taken
+        assert table.loc[run, "route"] == ""
+        assert table.loc[run, "method"] == "thermodynamic_integration"
 
 
 def test_bridge_sampling_that_disagrees_flags_every_row(monkeypatch):
