@@ -16,14 +16,17 @@ in PyMC from the posteriordb Stan programs with their priors:
   ``theta = mu + tau theta_tilde``, ``theta_tilde ~ N(0, 1)``;
 - ``kidiq-kidscore_momiq`` (``beta`` flat, ``sigma ~ HalfCauchy(2.5)``) and
   ``mesquite-logmesquite_logvolume`` (``beta`` and ``sigma`` flat): Stan's implicit flat
-  priors (``pm.Flat``, ``pm.HalfFlat``), which ExchangeMC refuses today (its beta = 0 rung
-  needs a proper prior): the row prints the refusal.
+  priors (``pm.Flat``, ``pm.HalfFlat``), which ExchangeMC tempers from the variational
+  reference alone (a ``beta = 0`` rung cannot sample an improper prior).
 
 Printed per model and seed: each sampler's seconds, min bulk ESS over the scalar parameters,
 ESS per second, max R-hat, and for ExchangeMC the local move each chain ended with
 (``tempering_summary(...).attrs["explorer"]``: chains that disagree make R-hat compare
 different kernels); then the ratio of ESS per second against NUTS. The load average before
-and after says whether the machine was busy.
+and after says whether the machine was busy. Each sampler's posterior means are checked
+against posteriordb's reference draws (``reference_posteriors/draws``, 10 x 1,000 draws thinned
+to near independence): ``max z`` is the largest ``|mean - reference mean|`` over the scalar
+parameters, in units of ``sqrt(MCSE^2 + reference sd^2 / 10,000)``; below 4 is agreement.
 """
 
 import os
@@ -51,6 +54,39 @@ def posteriordb_data(root: Path, name: str) -> dict:
     path = root / "posterior_database" / "data" / "data" / f"{name}.json.zip"
     with zipfile.ZipFile(path) as archive:
         return json.loads(archive.read(f"{name}.json"))
+
+
+def reference_draws(root: Path, name: str) -> dict | None:
+    """posteriordb's reference draws of posterior ``name`` (``{"beta[1]": array, ...}``, chains
+    pooled), or None where the clone does not have them."""
+    path = root / "posterior_database" / "reference_posteriors" / "draws" / "draws"
+    path = path / f"{name}.json.zip"
+    if not path.exists():
+        return None
+    with zipfile.ZipFile(path) as archive:
+        chains = json.loads(archive.read(archive.namelist()[0]))
+    return {key: np.concatenate([c[key] for c in chains]) for key in chains[0]}
+
+
+def max_z(idata, reference: dict | None) -> float:
+    """The largest ``|mean - reference mean| / sqrt(MCSE^2 + sd_ref^2 / n_ref)`` over the
+    reference's scalar parameters (``"beta[2]"`` is ``beta``'s second entry); NaN without
+    reference draws."""
+    if reference is None:
+        return float("nan")
+    posterior = idata["posterior"]
+    mcse = az.mcse(posterior)
+    worst = 0.0
+    for key, draws in reference.items():
+        name, _, index = key.partition("[")
+        if name not in posterior:
+            continue
+        where = {} if not index else {posterior[name].dims[-1]: int(index[:-1]) - 1}
+        mean = float(posterior[name].isel(where).mean())
+        error = float(mcse[name].isel(where))
+        z = abs(mean - draws.mean()) / np.hypot(error, draws.std() / np.sqrt(draws.size))
+        worst = max(worst, z)
+    return worst
 
 
 def ark(data):
@@ -105,8 +141,9 @@ MODELS = {
 }
 
 
-def run(build, data, seed, args, exchange):
-    """``(seconds, min bulk ESS, max R-hat, explorer per chain or "")``, or the error."""
+def run(build, data, seed, args, exchange, reference=None):
+    """``(seconds, min bulk ESS, max R-hat, max z, explorer per chain or "")``, or the
+    error."""
     model = build(data)
     started = time.perf_counter()
     try:
@@ -124,7 +161,7 @@ def run(build, data, seed, args, exchange):
     ess = min(float(ess[v].min()) for v in ess.data_vars)
     rhat = max(float(rhat[v].max()) for v in rhat.data_vars)
     explorer = pmt.tempering_summary(idata).attrs["explorer"] if exchange else ""
-    return seconds, ess, rhat, explorer
+    return seconds, ess, rhat, max_z(idata, reference), explorer
 
 
 def main():
@@ -138,22 +175,24 @@ def main():
     args = parser.parse_args()
     load_before = os.getloadavg()
     print(f"{'model':42} {'seed':>4} {'sampler':10} {'s':>7} {'min ESS':>8} {'ESS/s':>7} "
-          f"{'R-hat':>6} {'x NUTS':>7}  explorer per chain")  # fmt: skip
+          f"{'R-hat':>6} {'max z':>6} {'x NUTS':>7}  explorer per chain")  # fmt: skip
     for name in args.models:
         data_name, build = MODELS[name]
         data = posteriordb_data(args.posteriordb, data_name)
+        reference = reference_draws(args.posteriordb, name)
         for seed in args.seeds:
             rates = {}
             for label, exchange in (("NUTS", False), ("ExchangeMC", True)):
-                out = run(build, data, seed, args, exchange)
+                out = run(build, data, seed, args, exchange, reference)
                 if isinstance(out, str):
                     print(f"{name:42} {seed:4d} {label:10} {out}")
                     continue
-                seconds, ess, rhat, explorer = out
+                seconds, ess, rhat, z, explorer = out
                 rates[label] = ess / seconds
                 ratio = rates[label] / rates["NUTS"] if "NUTS" in rates else float("nan")
                 print(f"{name:42} {seed:4d} {label:10} {seconds:7.1f} {ess:8.0f} "
-                      f"{rates[label]:7.1f} {rhat:6.3f} {ratio:7.3f}  {explorer}")  # fmt: skip
+                      f"{rates[label]:7.1f} {rhat:6.3f} {z:6.2f} {ratio:7.3f}  "
+                      f"{explorer}")  # fmt: skip
     load_after = os.getloadavg()
     print(
         f"load average (1, 5, 15 min) before {load_before}, after {load_after} on "

@@ -25,6 +25,8 @@ __all__ = [
     "RUNG_STATS",
     "PAIR_STATS",
     "EVIDENCE_LADDER_STAT",
+    "REFERENCE_ONLY_STAT",
+    "reference_only_run",
     "EXPLORER_STAT",
     "LOCAL_MOVES",
     "VARIATIONAL_PREFIX",
@@ -46,6 +48,11 @@ PAIR_STATS = ("swap_accept", "swap_accepted")  # one per neighbouring pair of ru
 # True on every draw of a run whose ladder tuning re-placed the rungs for the evidence
 # (ladder="adaptive", ladder_objective="evidence"): the evidence readers' caveat
 EVIDENCE_LADDER_STAT = "evidence_ladder"
+#: True on every draw of a run tempered from the variational reference alone (a model with
+#: improper priors: no leg starts at the prior), declared only by such runs; its ``beta = 0``
+#: rung is the reference, and the evidence readers refuse it
+#: (:func:`pymc_tempering.evidence.checks.refuse_reference_only`)
+REFERENCE_ONLY_STAT = "reference_only"
 EXPLORER_STAT = "explorer"  # the local move of each draw, as its index in LOCAL_MOVES
 #: the local moves ExchangeMC records in :data:`EXPLORER_STAT` (an int8 code: a string stat
 #: would not keep its dtype through netCDF and the model store); :func:`local_moves` reads
@@ -163,7 +170,10 @@ def tempering_dataset(data, leg: str | None = None) -> xr.Dataset:
                 f"This tempering dataset is the {stats.attrs.get('leg', 'prior')!r} leg; pass "
                 f"the run's DataTree to read its {leg!r} leg."
             )
-        return stats[[name for name in (*RUNG_STATS, *PAIR_STATS) if name in stats]]
+        out = stats[[name for name in (*RUNG_STATS, *PAIR_STATS) if name in stats]]
+        if REFERENCE_ONLY_STAT in stats:
+            out.attrs["reference_only"] = True
+        return out
     leg = leg or "prior"
     if leg == "variational":
         prefix = VARIATIONAL_PREFIX
@@ -219,6 +229,8 @@ def tempering_dataset(data, leg: str | None = None) -> xr.Dataset:
         beta=(dims, betas), beta_lower=(pair_dims, lower), beta_upper=(pair_dims, upper)
     )
     ds.attrs["leg"] = leg
+    if REFERENCE_ONLY_STAT in stats:
+        ds.attrs["reference_only"] = True
     return ds
 
 
@@ -310,6 +322,18 @@ def evidence_ladder_run(data) -> bool | None:
     if EVIDENCE_LADDER_STAT not in stats:
         return None
     return bool(np.any(stats[EVIDENCE_LADDER_STAT].values))
+
+
+def reference_only_run(data) -> bool:
+    """Whether ``data`` (any input :func:`tempering_dataset` takes, or its output) is a run
+    tempered from the variational reference alone (stat :data:`REFERENCE_ONLY_STAT`)."""
+    if isinstance(data, xr.Dataset) and data.attrs.get("reference_only"):
+        return True
+    try:
+        stats = _sample_stats(data)
+    except (TypeError, ValueError):
+        return False
+    return REFERENCE_ONLY_STAT in stats or bool(stats.attrs.get("reference_only"))
 
 
 def explorer_run(data) -> str | None:

@@ -23,6 +23,7 @@ from pymc_tempering.trace import (
     has_per_chain_ladders,
     has_variational_leg,
     per_chain,
+    reference_only_run,
     tempering_dataset,
 )
 
@@ -121,8 +122,10 @@ def tempering_summary(data, leg: str | None = None) -> xr.Dataset:
         ``beta_lower``, ``beta_upper``): ``swap_accept``, ``swap_accepted``, ``rejection``. Per
         chain: ``round_trips``, ``round_trip_rate`` (per 1,000 draws). Scalars:
         ``global_barrier``, ``suggested_n_rungs``, ``predicted_round_trip_rate``. ``attrs``:
-        ``n_draws``, ``n_chains``, ``explorer`` (if recorded). Per-chain ladders (``"adaptive"``)
-        add a ``chain`` dim, ``beta`` too; NaN on rungs a chain lacks (``adapt_n_rungs``).
+        ``n_draws``, ``n_chains``, ``explorer`` (if recorded), ``reference`` ("variational
+        alone" for a model with improper priors, whose rung 0 is the fitted Gaussian).
+        Per-chain ladders (``"adaptive"``) add a ``chain`` dim, ``beta`` too; NaN on rungs a
+        chain lacks (``adapt_n_rungs``).
 
     Raises
     ------
@@ -193,4 +196,6 @@ def _with_local_move(summary: xr.Dataset, data, ds, leg) -> xr.Dataset:
     explorer = explorer_run(data)
     if explorer is not None:
         summary.attrs["explorer"] = explorer
+    if reference_only_run(data) or reference_only_run(ds):
+        summary.attrs["reference"] = "variational alone"  # rung 0 is q: improper priors
     return summary

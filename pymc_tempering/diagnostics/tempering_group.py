@@ -44,7 +44,7 @@ def add_tempering_group(data, relabel_sample_stats: bool = True) -> xr.DataTree:
     ds = tempering_dataset(data)
     out = data.copy()
     stats = data["sample_stats"].to_dataset()
-    ds.attrs = dict(stats.attrs)
+    ds.attrs = {**stats.attrs, **{k: v for k, v in ds.attrs.items() if k == "reference_only"}}
     out["tempering"] = xr.DataTree(ds)
     if relabel_sample_stats:
         out["sample_stats"] = xr.DataTree(relabel_stats(stats, ds))

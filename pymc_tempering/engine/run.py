@@ -18,6 +18,7 @@ from pymc_tempering.trace import (
     EXPLORER_STAT,
     LADDER_STAT,
     PAIR_STATS,
+    REFERENCE_ONLY_STAT,
     RUNG_STATS,
     VARIATIONAL_PREFIX,
 )
@@ -30,11 +31,17 @@ class TemperingRun:
 
     ``fixed``: the leg from the prior (:class:`.leg.Leg`); with ``variational`` (a
     :class:`.leg.Leg` on :class:`.variational.VariationalDensity`) the reference is fitted
-    while tuning and ``reference_fit`` holds it (:class:`.variational.ReferenceFit`).
+    while tuning and ``reference_fit`` holds it (:class:`.variational.ReferenceFit`). With
+    ``reference_only`` the one leg ``fixed`` is such a leg, its reference fitted to its own
+    ``beta = 1`` replica (a model with improper priors: no leg can start at the prior), and
+    every draw's stat :data:`~pymc_tempering.trace.REFERENCE_ONLY_STAT` says so.
     """
 
-    def __init__(self, make_fixed, make_variational=None, rng=None):
+    def __init__(self, make_fixed, make_variational=None, rng=None, reference_only=False):
+        if reference_only and make_variational is not None:
+            raise ValueError("A run from the reference alone has one leg: pass make_fixed only.")
         self.rng = rng
+        self.reference_only = bool(reference_only)
         self.fixed = make_fixed(self)
         self.variational = None if make_variational is None else make_variational(self)
         self._reference_fit, self._leg_records = None, []
@@ -42,6 +49,11 @@ class TemperingRun:
     @property
     def legs(self):
         return [self.fixed] if self.variational is None else [self.fixed, self.variational]
+
+    @property
+    def reference_leg(self):
+        """The leg tempered from the variational reference (None where there is none)."""
+        return self.fixed if self.reference_only else self.variational
 
     @property
     def tune(self) -> bool:
@@ -61,7 +73,7 @@ class TemperingRun:
     def reference_fit(self, value):
         self._reference_fit = value
         if value is not None:
-            self.variational.density.reference = value.reference
+            self.reference_leg.density.reference = value.reference
 
     # -- the chain -------------------------------------------------------------------------------
     def reset(self, tune_draws: int) -> None:
@@ -69,6 +81,7 @@ class TemperingRun:
         self.fixed.reset(tune_draws, probe=self.fixed.auto)
         if self.variational is not None:
             self.variational.reset(tune_draws, probe=False)
+        if self.reference_leg is not None:
             self._reference_fit, self._leg_records = None, []
 
     def set_discrete(self, variables) -> None:
@@ -86,6 +99,10 @@ class TemperingRun:
         if self.variational is not None and replicas is not None:
             # the leg and its reference start again from the fixed leg's beta = 1 replica
             self._start_variational(replicas.x[-1].copy())
+        elif self.reference_only and replicas is not None:
+            # the reference is fitted anew: the leg starts again from it, its top replica kept
+            self._start_reference(replicas.x[-1].copy())
+            self.fixed.start(replicas.x[-1].copy())
 
     def stop_tuning(self) -> None:
         for leg in self.legs:
@@ -99,6 +116,8 @@ class TemperingRun:
         draw's stats; the first call starts the replicas from ``q0``."""
         fixed = self.fixed
         if fixed.replicas is None:  # the first draw: the top rung starts at q0
+            if self.reference_only:
+                self._start_reference(q0)
             fixed.start(q0)
             if self.variational is not None:
                 self._start_variational(q0)
@@ -115,6 +134,8 @@ class TemperingRun:
         record = self.fixed.sweep_once()
         if self.variational is not None:
             self._variational_sweep(self.fixed.sweep - 1)
+        elif self.reference_only:
+            self._fit_reference(self.fixed.sweep - 1, self.fixed.replicas.x[-1:])
         if self.fixed._switch_pending:
             self._switch_to_mala()
         return record
@@ -139,6 +160,8 @@ class TemperingRun:
         stats[EXPLORER_STAT] = fixed.explorer.code() if auto else fixed.options.local_move_code
         if self.variational is not None:
             stats.update(self._variational_stats())
+        if self.reference_only:
+            stats[REFERENCE_ONLY_STAT] = True
         return stats
 
     # -- explorer="auto": the switch (.auto) -----------------------------------------------------
@@ -164,6 +187,14 @@ class TemperingRun:
         )
         leg.start(q0, init="prior")
 
+    def _start_reference(self, q0):
+        """The reference of a run from the reference alone, before its leg starts: fitted to
+        the model's prior draws where it has them (its improper prior has none: ``N(q0, I)``)."""
+        leg = self.fixed
+        self.reference_fit = legs.init_reference_fit(
+            legs.initial_reference(leg.density.base, q0, self.rng), leg.tune_sweeps
+        )
+
     def _variational_sweep(self, sweep):
         """The leg's sweep (its own moves, swaps and tuning) after the fixed leg's; the junction
         swap where due; while tuning, the reference's draws and fit."""
@@ -179,15 +210,21 @@ class TemperingRun:
             legs.junction_swap(
                 fixed.replicas, leg.replicas, fixed._last_end, leg._last_end, leg.density, gradient
             )
-        fit = self._reference_fit
-        if not fixed.tune or fit.frozen:
+        self._fit_reference(sweep, np.stack([fixed.replicas.x[-1], leg.replicas.x[-1]]))
+
+    def _fit_reference(self, sweep, rows):
+        """While tuning: the posterior draws ``rows`` (every leg's ``beta = 1`` replica) added
+        to the fit, and at a window's end the reference refitted and the leg's replicas
+        re-expressed for it (:mod:`.variational`)."""
+        leg, fit = self.reference_leg, self._reference_fit
+        if not self.fixed.tune or fit.frozen:
             return
-        fit = legs.record_draws(fit, np.stack([fixed.replicas.x[-1], leg.replicas.x[-1]]))
+        fit = legs.record_draws(fit, rows)
         if legs.fit_due(fit, sweep):
             old = fit.reference
-            fit = legs.refit(fit, fixed.tune_sweeps)
+            fit = legs.refit(fit, self.fixed.tune_sweeps)
             leg.density.reference = fit.reference
-            legs.reweight(leg.replicas, old, fit.reference, gradient)
+            legs.reweight(leg.replicas, old, fit.reference, leg.explorer.needs_gradient)
             leg._prior_block, leg._prior_pos = leg._prior_block[:0], 0  # drawn from the old q
         self._reference_fit = fit
 

@@ -15,6 +15,7 @@ from pymc_tempering._util.fingerprint import observed_fingerprint
 from pymc_tempering.evidence.checks import (
     count_problems,
     ladder_problems,
+    refuse_reference_only,
     sampling_problems,
     warn,
 )
@@ -95,6 +96,7 @@ def acceptance_ratio_evidence(data, estimator: str, leg=None) -> tuple[xr.Datase
     if estimator not in _NAMES:
         raise ValueError(f"`estimator` must be 'bar' or 'mbar', got {estimator!r}.")
     ds = tempering_dataset(data, leg=leg)
+    refuse_reference_only(ds)
     if has_per_chain_ladders(ds):
         parts = list(chains(ds))
         fits = [_one_ladder(one, estimator, counts=False) for one in parts]

@@ -19,6 +19,8 @@ What they guard against, for thermodynamic integration (TI) and stepping stone (
 * the ladder was re-placed for the evidence during tuning (the run's ``evidence_ladder`` stat);
 * disagreement: TI and SS computed from the same draws differ by more than their Monte Carlo
   error explains and by more than the estimate's own error bar;
+* no evidence at all, an error: a run tempered from the variational reference alone (a model
+  with improper priors, :func:`refuse_reference_only`);
 * two legs (``ExchangeMC(reference="variational")``): the legs' estimates of the same log Z
   differ beyond their error bars, or a flagged leg carries weight in their combination
   (:func:`leg_problems`, :mod:`pymc_tempering.evidence.legs`).
@@ -30,6 +32,7 @@ import numpy as np
 import xarray as xr
 
 from pymc_tempering.evidence.core.tempered import MIN_TAIL_VALUES, khat_threshold
+from pymc_tempering.trace import reference_only_run
 
 __all__ = [
     "EvidenceWarning",
@@ -45,6 +48,9 @@ __all__ = [
     "message",
     "warn",
     "EVIDENCE_LADDER_CAVEAT",
+    "IMPROPER_EVIDENCE",
+    "REFERENCE_ONLY_EVIDENCE",
+    "refuse_reference_only",
 ]
 
 MIN_DRAWS = 400  # chains * draws below which an evidence estimate is flagged
@@ -77,6 +83,26 @@ class EvidenceWarning(UserWarning):
 def _some(indices, shown=6):
     listed = ", ".join(str(int(i)) for i in indices[:shown])
     return listed + (", ..." if len(indices) > shown else "")
+
+
+IMPROPER_EVIDENCE = (
+    "the marginal likelihood is undefined under improper priors (Flat/HalfFlat): it scales "
+    "with the flat prior's arbitrary constant, so no evidence is computed. Give every free "
+    "variable a proper prior to compare models by their evidence"
+)
+REFERENCE_ONLY_EVIDENCE = (
+    "This run was tempered from the variational reference alone, as its model has improper "
+    f"priors: {IMPROPER_EVIDENCE}."
+)
+
+
+def refuse_reference_only(data) -> None:
+    """A ValueError for a run tempered from the variational reference alone
+    (:func:`pymc_tempering.trace.reference_only_run`): its ``beta = 0`` rung is the fitted
+    Gaussian, not a prior, and the model's evidence is undefined. Not a warning: there is no
+    number to return."""
+    if reference_only_run(data):
+        raise ValueError(REFERENCE_ONLY_EVIDENCE)
 
 
 def count_problems(n_draws, ess_rung, ess_total) -> list[str]:

@@ -17,7 +17,12 @@ from pymc_tempering._util.blas import one_blas_thread
 from pymc_tempering.diagnostics.barrier import global_barrier
 from pymc_tempering.engine.explorers import EXPLORERS
 from pymc_tempering.evidence.bridge import bridge_problems, bridge_sampling
-from pymc_tempering.evidence.checks import EvidenceWarning, cross_check_problems, warn
+from pymc_tempering.evidence.checks import (
+    IMPROPER_EVIDENCE,
+    EvidenceWarning,
+    cross_check_problems,
+    warn,
+)
 from pymc_tempering.evidence.legs import combine_legs, variational_estimates
 from pymc_tempering.evidence.methods import evidence_by_method, resolve_methods
 from pymc_tempering.evidence.route import (
@@ -35,6 +40,7 @@ from pymc_tempering.evidence.tempered import ESTIMATORS
 from pymc_tempering.ladder import evidence_ladder, evidence_n_rungs, prior_spread_beta_min
 from pymc_tempering.step_methods._compile.checks import (
     check_observed_finite,
+    improper_priors,
     refuse_minibatch,
     resolve_model,
 )
@@ -151,6 +157,7 @@ def marginal_likelihood(
         _check_count(tune, "tune", 0)
     refuse_minibatch(model, "marginal_likelihood")
     check_observed_finite(model, "marginal_likelihood")
+    refuse_improper(model)
     asked = dict(step_kwargs or {})
     step_kwargs = _with_reference(step_kwargs, reference)
     step_kwargs = _default_explorer(model, step_kwargs, ladder)
@@ -172,6 +179,17 @@ def marginal_likelihood(
         pilot_barrier_prior=barriers[0], pilot_barrier_variational=barriers[1],
     )  # fmt: skip
     return (result, idata) if return_idata else result
+
+
+def refuse_improper(model) -> None:
+    """A ValueError, before anything is sampled, for a model with improper priors: its
+    marginal likelihood is undefined (pm.sample(step=pmt.ExchangeMC()) still samples it)."""
+    improper = improper_priors(model)
+    if improper:
+        raise ValueError(
+            f"marginal_likelihood: {improper} have improper priors, and {IMPROPER_EVIDENCE}; "
+            "pm.sample(step=pmt.ExchangeMC()) samples the posterior as it is."
+        )
 
 
 def _ladder_route(model, methods, step_kwargs, n_rungs, beta_min, ladder, draws, tune, chains,

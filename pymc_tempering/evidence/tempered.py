@@ -38,6 +38,7 @@ from pymc_tempering.evidence.checks import (
     ladder_problems,
     pooled_quadrature_problems,
     quadrature_problems,
+    refuse_reference_only,
     sampling_problems,
     tail_problems,
     warn,
@@ -271,6 +272,7 @@ def estimate_evidence(data, method="corrected", leg=None) -> EvidenceEstimates:
     if method not in ("corrected", "trapezoid"):
         raise ValueError(f"`method` must be 'corrected' or 'trapezoid', got {method!r}.")
     ds = tempering_dataset(data, leg=leg)
+    refuse_reference_only(ds)
     if has_per_chain_ladders(ds):
         parts = [_evidence(one, method, counts=False) for one in chains(ds)]
         ti = pool_chains([ev.ti for ev in parts], ds)

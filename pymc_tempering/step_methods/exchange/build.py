@@ -18,6 +18,7 @@ from pymc_tempering.step_methods._compile import (
     compile_tempered_density,
 )
 from pymc_tempering.step_methods.exchange.options import (
+    REFERENCE_ONLY,
     auto_eligible,
     check_variational,
     choose_explorer,
@@ -52,8 +53,9 @@ class _Moves(NamedTuple):
 
 def build_run(model, vars, initial_point, options, *, placement, compile_kwargs, local):
     """The run of ExchangeMC's resolved ``options`` (:func:`.options.exchange_options`);
-    ``local``: the user's ``prior_rung``, ``target_accept``, ``scaling``, ``reference``,
-    ``n_rungs_variational`` and ``ladder``."""
+    ``local``: the user's ``prior_rung``, ``target_accept``, ``scaling``,
+    ``n_rungs_variational`` and ``ladder``. A model with improper priors
+    (``options.reference`` :data:`.options.REFERENCE_ONLY`) runs the variational leg alone."""
     placement = check_placement(placement)
     moves = _moves(model, vars, initial_point, options, placement, compile_kwargs)
     leg_options, local_move = _leg_options(moves, options, local)
@@ -61,12 +63,15 @@ def build_run(model, vars, initial_point, options, *, placement, compile_kwargs,
     def make_fixed(run):
         return Leg(moves.density, moves.explorer, leg_options, moves.columns, run)
 
-    make_variational = None
-    if local["reference"] != "prior":
+    make_variational, reference = None, options.reference
+    if reference != "prior":
         n_var = local["n_rungs_variational"]
-        check_variational(local["reference"], n_var, model, moves.columns, options.betas)
+        check_variational(reference, n_var, model, moves.columns, options.betas)
         make_variational = _variational_leg(moves, leg_options, n_var, local["ladder"])
-    run = TemperingRun(make_fixed, make_variational)
+    if reference == REFERENCE_ONLY:  # the variational leg alone: no leg from the prior
+        run = TemperingRun(make_variational, reference_only=True)
+    else:
+        run = TemperingRun(make_fixed, make_variational)
     return Built(run, moves.read_discrete, local_move, placement)
 
 

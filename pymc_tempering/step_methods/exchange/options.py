@@ -33,9 +33,14 @@ __all__ = [
     "auto_eligible",
     "check_compile_kwargs",
     "check_reference",
+    "resolve_reference",
+    "REFERENCE_ONLY",
 ]
 
 INITS = ("prior", "jitter")
+#: the resolved ``reference`` of a model with improper priors: one leg, tempered from the
+#: variational reference alone (no prior leg, which would sample the improper prior)
+REFERENCE_ONLY = "variational alone"
 # PyTensor linkers whose outputs are not NumPy arrays (or that cannot run the batched graph):
 # the sweep's compiled NumPy kernels need NumPy, written in place
 FOREIGN_LINKERS = ("JAXLinker", "PytorchLinker", "MLXLinker", "_DummyLinker")
@@ -62,6 +67,7 @@ class ExchangeOptions:
     init: str
     explorer: str
     proposal: str
+    reference: str  # "prior", "variational" or REFERENCE_ONLY (:func:`resolve_reference`)
 
 
 @dataclass(frozen=True)
@@ -107,21 +113,18 @@ def exchange_options(
     n_rungs_variational=None,
 ) -> ExchangeOptions:
     """The ladder and every option that needs no compiled density, checked in this order
-    (``reference`` and ``n_rungs_variational`` by :func:`check_reference` where given)."""
-    check_reference(reference, n_rungs_variational)
+    (``reference``, resolved by :func:`resolve_reference`, and ``n_rungs_variational`` by
+    :func:`check_reference`)."""
+    if reference is not None and reference not in REFERENCES:
+        raise ValueError(f"`reference` must be one of {REFERENCES} or None, got {reference!r}.")
     betas = make_ladder(betas, n_rungs, ladder)
+    reference = resolve_reference(reference, model, betas)
+    check_reference(reference, n_rungs_variational)
     adaptive = ladder == "adaptive"
     if adapt_n_rungs and not adaptive:
         raise ValueError(
             "`adapt_n_rungs=True` needs ladder='adaptive': the number of rungs is chosen "
             "from the barrier that the adaptive rounds measure."
-        )
-    improper = improper_priors(model)
-    if betas[0] == 0 and improper:
-        raise ValueError(
-            f"The ladder starts at beta = 0, where rung 1 samples the prior, but {improper} "
-            "have improper priors (Flat/HalfFlat). Give them proper priors, or pass `betas=` "
-            "starting above 0 (the evidence then cannot be computed from this run)."
         )
     _check_choice("swap_scheme", swap_scheme, SWAP_SCHEMES)
     if (
@@ -149,14 +152,36 @@ def exchange_options(
         init,
         explorer,
         proposal,
+        reference,
     )
+
+
+def resolve_reference(reference, model, betas) -> str:
+    """``reference`` resolved: ``None`` is ``"prior"``, except for a model with improper priors
+    (Flat / HalfFlat) whose ladder starts at ``beta = 0``, which is tempered from the
+    variational reference alone (:data:`REFERENCE_ONLY`), as is ``"variational"`` there: a
+    ``beta = 0`` rung cannot sample an improper prior. ``"prior"`` there is refused."""
+    if reference is not None and reference not in REFERENCES:
+        raise ValueError(f"`reference` must be one of {REFERENCES} or None, got {reference!r}.")
+    improper = improper_priors(model)
+    if not improper or betas[0] != 0:
+        return "prior" if reference is None else reference
+    if reference == "prior":
+        raise ValueError(
+            f"reference='prior' starts the ladder at beta = 0, where rung 1 samples the prior, "
+            f"but {improper} have improper priors (Flat/HalfFlat). Leave `reference` out (or "
+            "pass reference='variational') to temper from a Gaussian fitted to the posterior "
+            "instead, give them proper priors, or pass `betas=` starting above 0. The evidence "
+            "of a model with an improper prior is undefined."
+        )
+    return REFERENCE_ONLY
 
 
 def check_reference(reference, n_rungs_variational) -> None:
     """Refuse ``n_rungs_variational`` without ``reference="variational"``: it sizes the
     variational leg's ladder, and a run from the prior alone has no such leg, so the number
     would be ignored without a word. ``reference=None``: not given, nothing checked."""
-    if n_rungs_variational is None or reference is None or reference == "variational":
+    if n_rungs_variational is None or reference in (None, "variational", REFERENCE_ONLY):
         return
     raise ValueError(
         f"`n_rungs_variational={n_rungs_variational!r}` sizes the ladder of the variational "
@@ -253,8 +278,15 @@ def check_compile_kwargs(compile_kwargs, sampler: str = "ExchangeMC") -> None:
 def check_variational(reference, n_rungs_variational, model, columns, betas) -> None:
     """``reference="variational"`` needs a continuous model and a ladder from ``beta = 0``;
     ``n_rungs_variational`` an int >= 2 or None."""
-    if reference not in REFERENCES:
+    if reference not in (*REFERENCES, REFERENCE_ONLY):
         raise ValueError(f"`reference` must be one of {REFERENCES}, got {reference!r}.")
+    if columns.size and reference == REFERENCE_ONLY:
+        names = [v.name for v in model.discrete_value_vars]
+        raise ValueError(
+            f"{improper_priors(model)} have improper priors (Flat/HalfFlat), so this model is "
+            "tempered from a Gaussian fitted to the posterior, which needs continuous "
+            f"parameters; {names} are discrete. Give the improper ones proper priors."
+        )
     if columns.size:
         names = [v.name for v in model.discrete_value_vars]
         raise ValueError(

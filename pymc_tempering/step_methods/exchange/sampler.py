@@ -31,6 +31,7 @@ from pymc_tempering.trace import (
     EXCHANGE_STATS,
     LADDER_STAT,
     PAIR_STATS,
+    REFERENCE_ONLY_STAT,
     RUNG_STATS,
     VARIATIONAL_PREFIX,
 )
@@ -73,10 +74,12 @@ class ExchangeMC(Resumable, ArrayStepShared):
     prior_rung : bool, optional
         Exact prior draws on a ``beta = 0`` rung; default: where the prior can be
         forward-sampled.
-    reference : {"prior", "variational"}, default "prior"
+    reference : {"prior", "variational"}, optional
         ``"variational"`` adds a second ladder from a Gaussian fitted while tuning, joined at
         ``beta = 1`` (stats ``variational_*``; :mod:`pymc_tempering.engine.variational`,
-        docs/guide/variational.md). Continuous models only.
+        docs/guide/variational.md). Continuous models only. Default ``"prior"``; for a model
+        with improper priors (``pm.Flat``, ``pm.HalfFlat``) the variational ladder alone (stat
+        ``reference_only``; its evidence is undefined, and the readers refuse it).
     n_rungs_variational : int, optional
         The variational leg's ladder size (``ladder``'s spacing); default: this ladder.
     sweeps_per_draw : int, default 1
@@ -128,7 +131,7 @@ class ExchangeMC(Resumable, ArrayStepShared):
         explorer: str = "auto",
         proposal: str | None = None,
         prior_rung: bool | None = None,
-        reference: str = "prior",
+        reference: str | None = None,
         n_rungs_variational: int | None = None,
         sweeps_per_draw: int = 1,
         target_accept: float | None = None,
@@ -157,7 +160,7 @@ class ExchangeMC(Resumable, ArrayStepShared):
         )  # fmt: skip
         local = dict(
             prior_rung=prior_rung, target_accept=target_accept, scaling=scaling,
-            reference=reference, n_rungs_variational=n_rungs_variational, ladder=ladder,
+            n_rungs_variational=n_rungs_variational, ladder=ladder,
         )  # fmt: skip
         built = build_run(
             model, vars, initial_point, options, placement=placement,
@@ -172,6 +175,9 @@ class ExchangeMC(Resumable, ArrayStepShared):
                 dtypes[VARIATIONAL_PREFIX + name] = (object, None)
             self.stats_dtypes_shapes = dtypes
             self.stats_dtypes = [{name: dtype for name, (dtype, _) in dtypes.items()}]
+        if self.run.reference_only:  # its evidence readers refuse (trace.REFERENCE_ONLY_STAT)
+            self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, REFERENCE_ONLY_STAT: (bool, [])}
+            self.stats_dtypes = [{n: dtype for n, (dtype, _) in self.stats_dtypes_shapes.items()}]
 
     # -- the sampling state: the engine's records, read and set through (.state) ----------------
     rng = delegate("rng", "run")

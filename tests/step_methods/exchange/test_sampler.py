@@ -174,12 +174,16 @@ def test_bad_ladder_arguments():
 
 
 def test_improper_prior_with_a_prior_rung_is_refused():
+    """A prior leg (reference='prior') cannot start at an improper prior; the default tempers
+    from the variational reference alone (tests/step_methods/exchange/test_improper.py)."""
     with pm.Model():
         mu = pm.Flat("mu")
         pm.Normal("x", mu, 1, observed=[0.1, 0.2])
         with pytest.raises(ValueError, match=r"\['mu'\] have improper"):
-            pmt.ExchangeMC()
-        pmt.ExchangeMC(betas=[0.01, 0.1, 1.0])  # allowed: the ladder avoids the prior
+            pmt.ExchangeMC(reference="prior")
+        assert pmt.ExchangeMC().run.reference_only
+        step = pmt.ExchangeMC(betas=[0.01, 0.1, 1.0])  # allowed: the ladder avoids the prior
+        assert not step.run.reference_only
 
 
 def test_model_without_likelihood_is_refused():
