@@ -15,11 +15,12 @@ a score below :data:`GAUSSIAN_LIMIT`, with at least one more scale window left i
 compiles the batched gradient and switches every rung to dense MALA (gradients in ``aux``,
 Cholesky factors from the window's scales, the top rung's from the probe's draws and
 gradients, retuned in the windows left); otherwise the walk stays, bit for bit ``"rwm"``.
-A score close to the limit (within a factor :data:`CLOSE_FACTOR`) is not decided on that
-window, where the walk is still settling and the chains of one run could disagree: a fresh
-probe reads the second half of the third window (``EXTENDED_PROBE_START`` to
-:data:`EXTENDED_DECISION_SWEEP`) and decides at its end where tuning has room to retune MALA
-after it (:func:`may_extend`), else at once.
+A score that is not clearly Gaussian (above the limit, or below it by less than a factor
+:data:`CLOSE_FACTOR`) is not decided on that window, where the walk may still be settling
+(from a start far in the tails, or near a reference not fitted yet) and the chains of one run
+could disagree: a fresh probe reads the second half of the third window
+(``EXTENDED_PROBE_START`` to :data:`EXTENDED_DECISION_SWEEP`) and decides at its end where
+tuning has room to retune MALA after it (:func:`may_extend`), else at once.
 A chain that could not switch (tuning too short, :func:`may_switch`) is not probed at all.
 Which move runs is read from the replicas (MALA's carry gradients), so a restored or
 continued chain runs the move chosen. Measurements: docs/decisions/110-exchange-defaults.md.
@@ -71,8 +72,8 @@ DECISION_SWEEP = 3 * FIRST_WINDOW  # .. 149; the decision at its end
 #: a top-rung score below this switches to dense MALA (decision 110: 0.7-1.7 on correlated
 #: Gaussian-like posteriors, 10 and more on two-mode, centred eight schools and singular)
 GAUSSIAN_LIMIT = 3.0
-#: a score between GAUSSIAN_LIMIT / CLOSE_FACTOR and GAUSSIAN_LIMIT * CLOSE_FACTOR is close:
-#: a fresh probe looks again (decision 110's addendum)
+#: a first-look score from GAUSSIAN_LIMIT / CLOSE_FACTOR up is not clearly Gaussian: a fresh
+#: probe looks again (decision 110's addenda)
 CLOSE_FACTOR = 1.5
 EXTENDED_DECISION_SWEEP = DECISION_SWEEP + 4 * FIRST_WINDOW  # the third window's end (349)
 #: the second look reads as many sweeps as the first, from 250
@@ -197,8 +198,10 @@ def may_extend(scales: ScaleTuning, tune_sweeps: int) -> bool:
 
 
 def is_close(score: float) -> bool:
-    """Whether ``score`` is within a factor :data:`CLOSE_FACTOR` of :data:`GAUSSIAN_LIMIT`."""
-    return GAUSSIAN_LIMIT / CLOSE_FACTOR <= score <= GAUSSIAN_LIMIT * CLOSE_FACTOR
+    """Whether a first look's ``score`` is not clearly Gaussian: at least
+    :data:`GAUSSIAN_LIMIT` / :data:`CLOSE_FACTOR` (a walk still settling scores anywhere
+    above; NaN, too few draws, is not)."""
+    return bool(score >= GAUSSIAN_LIMIT / CLOSE_FACTOR)
 
 
 def switch_due(scales: ProbedScaleTuning, sweep: int, tune_sweeps: int):
