@@ -74,6 +74,7 @@ def test_a_flat_prior_model_is_tempered_from_the_reference_alone(flat_run):
     assert REFERENCE_ONLY_STAT in stats and bool(stats[REFERENCE_ONLY_STAT].values.all())
     assert "variational_betas" not in stats  # one leg: no second ladder
     assert reference_only_run(idata) and reference_only_run(pmt.tempering_dataset(idata))
+    assert reference_only_run(pmt.add_tempering_group(idata)["tempering"])  # the group's node
     summary = pmt.tempering_summary(idata)
     assert summary.attrs["reference"] == "variational alone"
     assert summary.sizes["rung"] == 6
@@ -197,3 +198,23 @@ def test_a_run_from_the_reference_alone_continues_as_one_long_run():
         joined = continue_sampling(half, 40, random_seed=99, **QUIET)
     assert_same_run(full, joined)
     assert bool(joined["sample_stats"][REFERENCE_ONLY_STAT].values.all())
+
+
+def test_a_refit_re_expresses_every_replica_for_the_new_reference_at_once():
+    """Right after the first fit (sweep 50) every rung's log q is the new q's and its
+    ``log prior + log lik - log q`` the model's minus it: stale fields would judge the next
+    moves and swaps by the old q."""
+    X, y = _data()
+    model = flat_regression(X, y)
+    with model:
+        step = pmt.ExchangeMC(n_rungs=4, explorer="mala")
+    step.setup_chain(np.random.default_rng(1), tune=400, draws=10)
+    point = DictToArrayBijection.map({"w": np.zeros(2), "sigma_log__": np.array(0.0)})
+    for _ in range(legs.FIRST_FIT):
+        step.astep(point)
+    fit, replicas = step.run.reference_fit, step.replicas
+    assert fit.window_end > legs.FIRST_FIT  # the first window was fitted
+    logq = reference_logpdf(fit.reference, replicas.x)
+    np.testing.assert_allclose(replicas.logprior, logq)
+    logprior, loglik = step.density.base.batch(replicas.x)
+    np.testing.assert_allclose(replicas.loglik, logprior + loglik - logq, rtol=1e-10)
