@@ -25,6 +25,8 @@ __all__ = [
     "RUNG_STATS",
     "PAIR_STATS",
     "EVIDENCE_LADDER_STAT",
+    "EXPLORER_SCORE_STAT",
+    "explorer_scores",
     "REFERENCE_ONLY_STAT",
     "reference_only_run",
     "EXPLORER_STAT",
@@ -54,6 +56,10 @@ EVIDENCE_LADDER_STAT = "evidence_ladder"
 #: (:func:`pymc_tempering.evidence.checks.refuse_reference_only`)
 REFERENCE_ONLY_STAT = "reference_only"
 EXPLORER_STAT = "explorer"  # the local move of each draw, as its index in LOCAL_MOVES
+#: explorer="auto": the top rung's Gaussianity score of the latest look (NaN before the first
+#: look, and where tuning was too short to probe), declared only by such runs; the choice of
+#: move is read from it (:func:`explorer_scores`, :mod:`pymc_tempering.engine.auto`)
+EXPLORER_SCORE_STAT = "explorer_score"
 #: the local moves ExchangeMC records in :data:`EXPLORER_STAT` (an int8 code: a string stat
 #: would not keep its dtype through netCDF and the model store); :func:`local_moves` reads
 #: the names
@@ -334,6 +340,17 @@ def reference_only_run(data) -> bool:
     except (TypeError, ValueError):
         return False
     return REFERENCE_ONLY_STAT in stats or bool(stats.attrs.get("reference_only"))
+
+
+def explorer_scores(data) -> np.ndarray | None:
+    """Each chain's score of ``explorer="auto"``'s decision (stat :data:`EXPLORER_SCORE_STAT`
+    at the chain's last draw), ``None`` where the run was not ``"auto"`` (or predates the
+    stat)."""
+    stats = _sample_stats(data)
+    if EXPLORER_SCORE_STAT not in stats:
+        return None
+    values = np.asarray(stats[EXPLORER_SCORE_STAT].transpose("chain", "draw").values, float)
+    return values[:, -1]
 
 
 def explorer_run(data) -> str | None:

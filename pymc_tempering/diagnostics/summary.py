@@ -15,11 +15,13 @@ from arviz_stats.base import array_stats
 
 from pymc_tempering.diagnostics.barrier import global_barrier, swap_rates
 from pymc_tempering.diagnostics.round_trip import round_trips
+from pymc_tempering.engine.auto import GAUSSIAN_LIMIT
 from pymc_tempering.trace import (
     LEGS,
     PAIR_STATS,
     RUNG_STATS,
     explorer_run,
+    explorer_scores,
     has_per_chain_ladders,
     has_variational_leg,
     per_chain,
@@ -122,8 +124,10 @@ def tempering_summary(data, leg: str | None = None) -> xr.Dataset:
         ``beta_lower``, ``beta_upper``): ``swap_accept``, ``swap_accepted``, ``rejection``. Per
         chain: ``round_trips``, ``round_trip_rate`` (per 1,000 draws). Scalars:
         ``global_barrier``, ``suggested_n_rungs``, ``predicted_round_trip_rate``. ``attrs``:
-        ``n_draws``, ``n_chains``, ``explorer`` (if recorded), ``reference`` ("variational
-        alone" for a model with improper priors, whose rung 0 is the fitted Gaussian).
+        ``n_draws``, ``n_chains``, ``explorer`` (if recorded), for ``explorer="auto"``
+        ``explorer_score`` (per chain) and ``explorer_decision`` (in words), ``reference``
+        ("variational alone" for a model with improper priors, whose rung 0 is the fitted
+        Gaussian).
         Per-chain ladders (``"adaptive"``) add a ``chain`` dim, ``beta`` too; NaN on rungs a
         chain lacks (``adapt_n_rungs``).
 
@@ -187,6 +191,29 @@ def _both_legs(data) -> xr.Dataset:
     return out
 
 
+def explorer_decision(scores) -> str:
+    """``explorer="auto"``'s choice in words, from each chain's score
+    (:func:`pymc_tempering.trace.explorer_scores`; the rule: :mod:`pymc_tempering.engine.auto`)."""
+    scores = np.asarray(scores, dtype=float)
+    if np.all(np.isnan(scores)):
+        return (
+            "explorer='auto' did not probe (tuning too short for a switch, or no gradient): "
+            "the random walk"
+        )
+    listed = ", ".join("not probed" if np.isnan(s) else f"{s:.3g}" for s in scores)
+    below = scores < GAUSSIAN_LIMIT
+    verdict = (
+        "every chain switched to dense MALA" if below.all()
+        else "every chain kept the random walk" if not below.any()
+        else "the chains chose differently"
+    )  # fmt: skip
+    return (
+        f"explorer='auto': the top rung's Gaussianity score (1 for a Gaussian) per chain "
+        f"{listed}; below {GAUSSIAN_LIMIT:g} switches to dense MALA (where the model has "
+        f"gradients): {verdict} (docs/decisions/110-exchange-defaults.md)"
+    )
+
+
 def _with_local_move(summary: xr.Dataset, data, ds, leg) -> xr.Dataset:
     """``summary`` with ``attrs["explorer"]`` from ``data``'s stat, where it has one, and
     ``attrs["leg"]`` where a leg was asked for or ``ds`` is the variational one."""
@@ -196,6 +223,10 @@ def _with_local_move(summary: xr.Dataset, data, ds, leg) -> xr.Dataset:
     explorer = explorer_run(data)
     if explorer is not None:
         summary.attrs["explorer"] = explorer
+    scores = explorer_scores(data)
+    if scores is not None:
+        summary.attrs["explorer_score"] = scores
+        summary.attrs["explorer_decision"] = explorer_decision(scores)
     if reference_only_run(data) or reference_only_run(ds):
         summary.attrs["reference"] = "variational alone"  # rung 0 is q: improper priors
     return summary

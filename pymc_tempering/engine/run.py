@@ -15,6 +15,7 @@ from pymc_tempering.engine import stats as exchange_stats
 from pymc_tempering.engine import variational as legs
 from pymc_tempering.engine.discrete import DiscreteMoves, Mixed
 from pymc_tempering.trace import (
+    EXPLORER_SCORE_STAT,
     EXPLORER_STAT,
     LADDER_STAT,
     PAIR_STATS,
@@ -158,6 +159,8 @@ class TemperingRun:
         stats = fixed.stats(record, fixed.swaps.rate(), fixed._round_trips)
         auto = fixed.auto
         stats[EXPLORER_STAT] = fixed.explorer.code() if auto else fixed.options.local_move_code
+        if auto:  # the latest look's score (NaN before it, or where tuning is too short)
+            stats[EXPLORER_SCORE_STAT] = float(getattr(fixed.scales, "gaussianity", np.nan))
         if self.variational is not None:
             stats.update(self._variational_stats())
         if self.reference_only:

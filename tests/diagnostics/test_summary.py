@@ -179,3 +179,70 @@ def test_summary_of_a_two_leg_run_reports_each_leg():
     with pytest.raises(ValueError, match="no variational leg"):
         tempering_summary(exchange_run(), leg="variational")
     assert "leg" not in tempering_summary(exchange_run()).dims
+
+
+# -- explorer="auto": its choice recorded and explained (issue 42, item 1) ------------------------
+def _correlated_regression(seed=0, n=60, rho=0.9):
+    """A correlated Gaussian posterior (4 coefficients): explorer='auto' scores it near 1."""
+    import pymc as pm
+
+    rng = np.random.default_rng(seed)
+    cov = rho * np.ones((4, 4)) + (1 - rho) * np.eye(4)
+    X = rng.multivariate_normal(np.zeros(4), cov, size=n)
+    with pm.Model() as model:
+        w = pm.Normal("w", 0.0, 3.0, shape=4)
+        pm.Normal(
+            "y", X @ w, 1.0, observed=X @ np.array([1.0, -1.0, 0.5, 0.0]) + rng.normal(size=n)
+        )
+    return model
+
+
+def test_the_auto_decision_is_recorded_per_draw_and_explained():
+    """Tuning long enough to probe: every draw after the look carries its score, the same on
+    every recorded draw; the summary lists the chains' scores and says both switched. Short
+    tuning: no probe, NaN, and the summary says so; a fixed explorer has no such stat."""
+    import pymc as pm
+
+    import pymc_tempering as pmt
+    from pymc_tempering.engine.auto import GAUSSIAN_LIMIT
+    from pymc_tempering.trace import EXPLORER_SCORE_STAT, explorer_scores
+
+    quiet = dict(chains=2, cores=1, progressbar=False, compute_convergence_checks=False)
+    with _correlated_regression():
+        long = pm.sample(60, tune=450, step=pmt.ExchangeMC(n_rungs=4), random_seed=3,
+                         discard_tuned_samples=False, **quiet)  # fmt: skip
+        short = pm.sample(30, tune=100, step=pmt.ExchangeMC(n_rungs=4), random_seed=3, **quiet)
+        walk = pm.sample(30, tune=100, step=pmt.ExchangeMC(n_rungs=4, explorer="rwm"),
+                         random_seed=3, **quiet)  # fmt: skip
+    recorded = long["sample_stats"][EXPLORER_SCORE_STAT].values
+    assert np.all(recorded == recorded[:, :1])  # decided while tuning: fixed after it
+    scores = explorer_scores(long)
+    np.testing.assert_array_equal(scores, recorded[:, -1])
+    assert np.all(scores < GAUSSIAN_LIMIT)
+    warm = long["warmup_sample_stats"][EXPLORER_SCORE_STAT].values
+    assert np.all(np.isnan(warm[:, :149])) and np.all(np.isfinite(warm[:, 149]))
+    summary = pmt.tempering_summary(long)
+    np.testing.assert_array_equal(summary.attrs["explorer_score"], scores)
+    text = summary.attrs["explorer_decision"]
+    assert f"{scores[0]:.3g}, {scores[1]:.3g}" in text and "every chain switched" in text
+    assert summary.attrs["explorer"] == "mala+dense"
+    assert np.all(np.isnan(explorer_scores(short)))
+    assert "did not probe" in pmt.tempering_summary(short).attrs["explorer_decision"]
+    assert EXPLORER_SCORE_STAT not in walk["sample_stats"]
+    assert "explorer_decision" not in pmt.tempering_summary(walk).attrs
+
+
+@pytest.mark.parametrize(
+    ("scores", "verdict"),
+    [
+        ([1.02, 2.99], "every chain switched to dense MALA"),
+        ([3.0, 41.0], "every chain kept the random walk"),
+        ([1.5, 3.5], "the chains chose differently"),
+        ([np.nan, 1.2], "not probed, 1.2; below 3 switches"),
+    ],
+)
+def test_the_decision_in_words_follows_the_limit(scores, verdict):
+    from pymc_tempering.diagnostics.summary import explorer_decision
+
+    text = explorer_decision(scores)
+    assert verdict in text and "docs/decisions/110" in text

@@ -29,6 +29,7 @@ from pymc_tempering.step_methods.exchange.options import (
 from pymc_tempering.step_methods.exchange.state import ExchangeMCState, LegState, delegate
 from pymc_tempering.trace import (
     EXCHANGE_STATS,
+    EXPLORER_SCORE_STAT,
     LADDER_STAT,
     PAIR_STATS,
     REFERENCE_ONLY_STAT,
@@ -175,6 +176,12 @@ class ExchangeMC(Resumable, ArrayStepShared):
                 dtypes[VARIATIONAL_PREFIX + name] = (object, None)
             self.stats_dtypes_shapes = dtypes
             self.stats_dtypes = [{name: dtype for name, (dtype, _) in dtypes.items()}]
+        if self.run.fixed.auto:  # the choice of explorer="auto" (trace.EXPLORER_SCORE_STAT)
+            self.stats_dtypes_shapes = {
+                **self.stats_dtypes_shapes,
+                EXPLORER_SCORE_STAT: (np.float64, []),
+            }
+            self.stats_dtypes = [{n: dtype for n, (dtype, _) in self.stats_dtypes_shapes.items()}]
         if self.run.reference_only:  # its evidence readers refuse (trace.REFERENCE_ONLY_STAT)
             self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, REFERENCE_ONLY_STAT: (bool, [])}
             self.stats_dtypes = [{n: dtype for n, (dtype, _) in self.stats_dtypes_shapes.items()}]
