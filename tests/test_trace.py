@@ -150,12 +150,21 @@ def test_the_sampler_emits_the_schema_declared_here(idata):
     has each with its declared kind: per draw, per rung or per pair."""
     from pymc_tempering.resume.checkpoint import STATE_STAT
     from pymc_tempering.step_methods.exchange.sampler import ExchangeMC
-    from pymc_tempering.trace import EXCHANGE_STATS, LADDER_STAT, PAIR_STATS, RUNG_STATS
+    from pymc_tempering.trace import (
+        EXCHANGE_STATS,
+        EXPLORER_SCORE_STAT,
+        LADDER_STAT,
+        PAIR_STATS,
+        RUNG_STATS,
+    )
 
     assert ExchangeMC.stats_dtypes_shapes == {**EXCHANGE_STATS, STATE_STAT: (object, None)}
     stats = idata.sample_stats
-    # PyMC records `tune` as the split into warmup_sample_stats, not as a variable
-    assert set(stats.data_vars) == set(EXCHANGE_STATS) - {"tune"} | {STATE_STAT}
+    # PyMC records `tune` as the split into warmup_sample_stats, not as a variable; an
+    # explorer="auto" run (the default) declares its decision's score too
+    auto = {EXPLORER_SCORE_STAT}
+    assert set(stats.data_vars) == set(EXCHANGE_STATS) - {"tune"} | {STATE_STAT} | auto
+    assert stats[EXPLORER_SCORE_STAT].dtype == np.float64
     for name in (LADDER_STAT, *RUNG_STATS):
         assert stats[name].sizes[f"{name}_dim_0"] == 8, name
     for name in PAIR_STATS:

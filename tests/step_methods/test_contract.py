@@ -131,10 +131,12 @@ def _equal(a, b, what):
         np.testing.assert_array_equal(a, b, err_msg=what, strict=True)
 
 
-def _check_draw_stats(cls, stats):
-    """One draw's stats: exactly the declared names, each with its declared dtype and shape."""
+def _check_draw_stats(step, stats):
+    """One draw's stats: exactly the declared names, each with its declared dtype and shape
+    (the step object's: ExchangeMC declares a run's own stats, e.g. ``explorer_score`` where
+    ``explorer="auto"``, beside its class's)."""
     (stats,) = stats
-    declared = cls.stats_dtypes_shapes
+    declared = step.stats_dtypes_shapes
     assert set(stats) == set(declared)
     for name, (dtype, shape) in declared.items():
         value = stats[name]
@@ -149,9 +151,9 @@ def _check_draw_stats(cls, stats):
 
 
 # -- sampling_state ------------------------------------------------------------------------------
-def _assert_same_steps(case, first, again, what):
+def _assert_same_steps(step, first, again, what):
     for i, ((p1, s1), (p2, s2)) in enumerate(zip(first, again, strict=True)):
-        _check_draw_stats(case.cls, s1)
+        _check_draw_stats(step, s1)
         for name in p1:
             _equal(p1[name], p2[name], f"{what}, draw {i}: {name}")
         for name in s1[0]:
@@ -181,7 +183,7 @@ def test_a_restored_sampling_state_repeats_draws_and_stats_bit_for_bit(compiled)
         first = run_steps(step, point, 5)
         step.sampling_state = state
         again = run_steps(step, point, 5)
-        _assert_same_steps(case, first, again, phase)
+        _assert_same_steps(step, first, again, phase)
         point = again[-1][0]
         step.stop_tuning()
 
@@ -195,7 +197,7 @@ def test_setup_chain_alone_restarts_the_chain(compiled):
     first = run_steps(step, model.initial_point(), 50)
     step.setup_chain(np.random.default_rng(5), tune=60, draws=40)
     again = run_steps(step, model.initial_point(), 50)
-    _assert_same_steps(case, first, again, "second chain")
+    _assert_same_steps(step, first, again, "second chain")
 
 
 def test_exchange_cached_proposal_scale_follows_a_restored_state():
@@ -233,6 +235,7 @@ def runs(request):
     with model:
         step, other = case.step(), case.step()
     out = {"case": case, "fresh": _sample(model, step), "same_seed": _sample(model, other)}
+    out["declared"] = step.stats_dtypes_shapes
     out["reused"] = _sample(model, step)
     out["parallel"] = _sample(model, other, cores=2)  # also a reused object
     out["other_seed"] = _sample(model, other, seed=SEED + 1)
@@ -268,10 +271,10 @@ def test_another_seed_and_another_chain_differ(runs):
 
 
 def test_datatree_stats_have_the_declared_dtypes_and_shapes(runs):
-    cls, idata = runs["case"].cls, runs["fresh"]
+    idata = runs["fresh"]
     declared = {
         PYMC_NAMES.get(name, name): spec
-        for name, spec in cls.stats_dtypes_shapes.items()
+        for name, spec in runs["declared"].items()
         if name not in NOT_RECORDED
     }
     for group, n_draws in (("sample_stats", DRAWS), ("warmup_sample_stats", TUNE)):

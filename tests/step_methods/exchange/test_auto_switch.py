@@ -102,13 +102,17 @@ def test_the_switch_fires_on_a_correlated_gaussian_at_the_decision_sweep(seed):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_switch_does_not_fire_on_two_modes_and_the_run_is_the_walks(seed):
     """No switch: every draw and stat as ``explorer="rwm"``'s (the saved sampling state
-    aside: its scales record carries the probe)."""
+    aside: its scales record carries the probe; and the stat ``explorer_score``, which only
+    ``"auto"`` records: the score from the decision on)."""
     step, idata = _run(exact.two_mode_model, "auto", seed)
     assert step.scales.gaussianity > auto.GAUSSIAN_LIMIT
     assert moves(idata) == moves(idata, "warmup_sample_stats") == {"rwm+diag"}
+    score = idata["sample_stats"]["explorer_score"].values
+    np.testing.assert_array_equal(score, step.scales.gaussianity)
     _, walk = _run(exact.two_mode_model, "rwm", seed)
+    assert "explorer_score" not in walk["sample_stats"]
     for group in ("posterior", "warmup_posterior", "sample_stats", "warmup_sample_stats"):
-        for name in set(idata[group].data_vars) - {STATE_STAT}:
+        for name in set(idata[group].data_vars) - {STATE_STAT, "explorer_score"}:
             a, b = idata[group][name].values, walk[group][name].values
             assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), (group, name)
 
