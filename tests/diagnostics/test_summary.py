@@ -226,6 +226,16 @@ def test_the_auto_decision_is_recorded_per_draw_and_explained():
     text = summary.attrs["explorer_decision"]
     assert f"{scores[0]:.3g}, {scores[1]:.3g}" in text and "every chain switched" in text
     assert summary.attrs["explorer"] == "mala+dense"
+    # chains in order, each at its last draw: hand-set scores that differ between draws
+    edited = long.copy()
+    values = np.full_like(recorded, 9.0)
+    values[0, -1], values[1, -1] = 1.25, 2.75
+    stats = edited["sample_stats"].to_dataset()
+    edited["sample_stats"] = xr.DataTree(
+        stats.assign({EXPLORER_SCORE_STAT: (("chain", "draw"), values)})
+    )
+    np.testing.assert_array_equal(explorer_scores(edited), [1.25, 2.75])
+    assert "per chain 1.25, 2.75;" in pmt.tempering_summary(edited).attrs["explorer_decision"]
     assert np.all(np.isnan(explorer_scores(short)))
     assert "did not probe" in pmt.tempering_summary(short).attrs["explorer_decision"]
     assert EXPLORER_SCORE_STAT not in walk["sample_stats"]
