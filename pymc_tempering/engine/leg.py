@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pymc_tempering.engine import auto as auto_switch
+from pymc_tempering.engine import shrink
 from pymc_tempering.engine import stats as exchange_stats
 from pymc_tempering.engine import tuning as adaptation
 from pymc_tempering.engine.records import SweepCounters, initial_replicas
@@ -47,6 +48,7 @@ class LegOptions:
     grad_tuning: bool
     auto: bool  # explorer="auto": the walk, switched to dense MALA while tuning (.auto)
     local_move_code: np.int8  # the stat EXPLORER_STAT of a fixed move
+    shrink: bool = False  # after auto's switch, the ladder sized to its barrier (.shrink)
 
     @property
     def evidence_ladder(self) -> bool:
@@ -155,7 +157,7 @@ class Leg(SweepCounters):
             self._scaling,
             swap_rate,
             round_trips,
-            self.options.max_rungs if opts.adapt_n_rungs else None,
+            self.options.max_rungs if opts.adapt_n_rungs or opts.shrink else None,
             opts.evidence_ladder,
         )
 
@@ -182,8 +184,10 @@ class Leg(SweepCounters):
         )
         if self.auto and probing:
             self._decide()
-        if self.ladder_tuning is not None:
+        if self.options.adaptive_ladder and self.ladder_tuning is not None:
             self._adapt_ladder(lower, swap_prob)
+        elif self.options.shrink:
+            self._shrink(lower, swap_prob)
 
     def _gradients(self):
         """Each rung's tempered gradient for a dense proposal learning from gradients (MALA's
@@ -212,6 +216,28 @@ class Leg(SweepCounters):
         if self.betas.size != old_betas.size:
             self._resize_rungs(old_betas)
         self.ladder_tuning = adaptation.next_ladder_round(rnd, self.betas.size, self.tune_sweeps)
+
+    def _shrink(self, lower, swap_prob):
+        """After the switch to dense MALA, the swap rejections of sweeps ``SHRINK_FROM`` to
+        ``SHRINK_AT - 1`` (their round held in ``ladder_tuning``, which the sampling state
+        keeps), and at its end the ladder sized to its barrier where that means fewer rungs
+        (:mod:`.shrink`)."""
+        rnd = self.ladder_tuning
+        if rnd is None:
+            if self.sweep != shrink.SHRINK_FROM or not self.explorer.needs_gradient:
+                return
+            if not shrink.may_shrink(self.scales, self.tune_sweeps):
+                return
+            rnd = shrink.shrink_round(self.betas.size)
+        rnd = adaptation.accumulate_swaps(rnd, lower, swap_prob, self.loglik)
+        if self.sweep + 1 < rnd.end:
+            self.ladder_tuning = rnd
+            return
+        self.ladder_tuning = None  # once: the sweeps go past SHRINK_FROM
+        betas, self.barrier, self.n_rungs_suggested = shrink.shrunk_ladder(self.betas, rnd)
+        if betas is not None:
+            old_betas, self.betas = self.betas, betas
+            self._resize_rungs(old_betas)
 
     def _probe(self):
         """Add the top rung's draw and forward-difference gradient to the probe, every

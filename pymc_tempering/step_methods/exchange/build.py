@@ -1,6 +1,7 @@
 """From ExchangeMC's arguments to the engine's run: the potential compiled and placed, the
 explorer chosen, each leg's options resolved (:mod:`.options` checks them first)."""
 
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -59,6 +60,11 @@ def build_run(model, vars, initial_point, options, *, placement, compile_kwargs,
     placement = check_placement(placement)
     moves = _moves(model, vars, initial_point, options, placement, compile_kwargs)
     leg_options, local_move = _leg_options(moves, options, local)
+    # explorer="auto" sizes a ladder nobody chose, on one leg (engine.shrink)
+    one_leg = options.reference == "prior" or (
+        options.reference == REFERENCE_ONLY and local["n_rungs_variational"] is None
+    )
+    leg_options = replace(leg_options, shrink=moves.auto and options.default_ladder and one_leg)
 
     def make_fixed(run):
         return Leg(moves.density, moves.explorer, leg_options, moves.columns, run)

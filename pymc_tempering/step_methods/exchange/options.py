@@ -68,6 +68,7 @@ class ExchangeOptions:
     explorer: str
     proposal: str
     reference: str  # "prior", "variational" or REFERENCE_ONLY (:func:`resolve_reference`)
+    default_ladder: bool = False  # neither betas, n_rungs nor ladder given: auto may resize it
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,7 @@ def exchange_options(
     :func:`check_reference`)."""
     if reference is not None and reference not in REFERENCES:
         raise ValueError(f"`reference` must be one of {REFERENCES} or None, got {reference!r}.")
+    default_ladder = betas is None and n_rungs is None and ladder == "geometric"
     betas = make_ladder(betas, n_rungs, ladder)
     reference = resolve_reference(reference, model, betas)
     check_reference(reference, n_rungs_variational)
@@ -153,6 +155,7 @@ def exchange_options(
         explorer,
         proposal,
         reference,
+        default_ladder,
     )
 
 
