@@ -137,3 +137,34 @@ def test_a_ladder_or_a_move_the_user_chose_is_never_resized(kwargs):
         step = pmt.ExchangeMC(**kwargs)
         default = pmt.ExchangeMC()
     assert not step.run.fixed.options.shrink and default.run.fixed.options.shrink
+
+
+def _flat():
+    with pm.Model() as model:
+        w = pm.Flat("w", shape=D)
+        pm.Normal("y", X @ w, 1.0, observed=Y)
+    return model
+
+
+def test_a_model_with_improper_priors_shrinks_its_one_leg_unless_sized():
+    """Tempered from the reference alone (one leg), the default ladder may shrink; a ladder
+    sized by ``n_rungs_variational`` is the user's."""
+    with _flat():
+        default = pmt.ExchangeMC()
+        sized = pmt.ExchangeMC(n_rungs_variational=12)
+    assert default.run.reference_only and default.run.fixed.options.shrink
+    assert not sized.run.fixed.options.shrink
+
+
+@pytest.mark.parametrize(("build", "tune"), [(None, 1000), (regression, 900)])
+def test_a_walk_that_stays_or_a_short_tuning_keeps_every_rung(build, tune):
+    """Two modes (the walk stays: no switch) and a correlated Gaussian with 900 tuning sweeps
+    (the window would end past 0.8 of tuning): 32 rungs after tuning, as before."""
+    from pymc_tempering import exact
+
+    build = build or exact.two_mode_model
+    with build():
+        step = pmt.ExchangeMC()
+    step.setup_chain(np.random.default_rng(1), tune=tune, draws=5)
+    run_steps(step, build().initial_point(), tune)
+    assert step.betas.size == 32 and step.ladder_tuning is None
