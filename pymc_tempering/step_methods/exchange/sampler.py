@@ -55,7 +55,9 @@ class ExchangeMC(Resumable, ArrayStepShared):
     betas : array_like, optional
         A ladder rising in [0, 1] to 1 (or adaptive's start); default: ``ladder``'s.
     n_rungs : int, optional
-        The size of a built-in ladder, default 32.
+        The size of a built-in ladder, default 32; where neither ``betas``, ``n_rungs`` nor
+        ``ladder`` is given, ``explorer="auto"`` sizes it to its barrier after switching to
+        MALA (:mod:`pymc_tempering.engine.shrink`).
     ladder : {"geometric", "power", "adaptive"}, default "geometric"
         :math:`\beta_1 = 0, \beta_l = 2^{l-L}`; :math:`(i/(L-1))^5`; or re-placed during tuning
         (Syed et al. 2021), recording ``barrier`` and ``n_rungs_suggested``.
