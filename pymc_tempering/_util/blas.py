@@ -1,6 +1,5 @@
 """BLAS threads for the small dense linear algebra of sampling, controlled in one place."""
 
-import contextlib
 import threading
 
 __all__ = ["one_blas_thread", "openblas_threads"]
@@ -38,8 +37,7 @@ def openblas_threads() -> list[int]:
     return [get() for get, _ in _PTHREADS]
 
 
-@contextlib.contextmanager
-def one_blas_thread():
+def one_blas_thread() -> "_OneThread":
     """A context in which OpenBLAS runs on one thread, restored to its count at the outermost
     guard's exit. The threads cost more than they save on the small products of a sweep (a
     Gaussian reference's triangular solves, per-rung proposal covariances, MALA's
@@ -47,28 +45,45 @@ def one_blas_thread():
     milliseconds (docs/decisions/131-blas-threads-per-sweep.md).
 
     Cheap enough for every step: the C functions of each OpenBLAS are found once, nested
-    guards do nothing, and a count already 1 is not set. The pthreads pool is process-wide,
-    so guards in several Python threads share one limit, held while any is open; OpenMP
-    builds get threadpoolctl's per-thread limit. OpenBLAS alone: its pthread pool survives
-    fork, while changing OpenMP (MKL) in a forked worker is what crashed PyMC's
+    guards do nothing, a count already 1 is not set, and the guard is a plain class (a
+    generator-based context manager costs several microseconds more per step). The pthreads
+    pool is process-wide, so guards in several Python threads share one limit, held while any
+    is open; OpenMP builds get threadpoolctl's per-thread limit. OpenBLAS alone: its pthread
+    pool survives fork, while changing OpenMP (MKL) in a forked worker is what crashed PyMC's
     (pymc-devs/pymc#7354); ``pm.sample`` limits BLAS threads only under spawn, not fork."""
-    global _active, _saved
-    if _PTHREADS is None:
-        _find_openblas()
-    with _LOCK:
-        if not _active:
-            _saved = tuple(get() for get, _ in _PTHREADS)
-            for (_, set_), n in zip(_PTHREADS, _saved, strict=True):
-                if n != 1:
-                    set_(1)
-        _active += 1
-    try:
-        with _OPENMP.limit(limits=1) if _OPENMP is not None else contextlib.nullcontext():
-            yield
-    finally:
+    return _OneThread()
+
+
+class _OneThread:
+    """:func:`one_blas_thread`'s guard: the process-wide count in ``_active`` / ``_saved``, the
+    OpenMP limit (threadpoolctl's, per guard) in ``_openmp``."""
+
+    __slots__ = ("_openmp",)
+
+    def __enter__(self):
+        global _active, _saved
+        if _PTHREADS is None:
+            _find_openblas()
         with _LOCK:
-            _active -= 1
             if not _active:
+                _saved = tuple(get() for get, _ in _PTHREADS)
                 for (_, set_), n in zip(_PTHREADS, _saved, strict=True):
                     if n != 1:
-                        set_(n)
+                        set_(1)
+            _active += 1
+        self._openmp = _OPENMP.limit(limits=1) if _OPENMP is not None else None
+        return self
+
+    def __exit__(self, *exc):
+        global _active
+        try:
+            if self._openmp is not None:
+                self._openmp.restore_original_limits()
+        finally:
+            with _LOCK:
+                _active -= 1
+                if not _active:
+                    for (_, set_), n in zip(_PTHREADS, _saved, strict=True):
+                        if n != 1:
+                            set_(n)
+        return False

@@ -90,7 +90,7 @@ def draw_stats(
         "swap_accept": record[SWAP, :-1],
         "swap_accepted": record[SWAPPED, :-1],
     }
-    if max_rungs is not None:
+    if max_rungs is not None and betas.size < max_rungs:  # else already that long
         for name in (LADDER_STAT, *RUNG_STATS):
             stats[name] = _pad(stats[name], max_rungs)
         for name in PAIR_STATS:

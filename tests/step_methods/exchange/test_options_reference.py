@@ -96,6 +96,7 @@ def test_n_rungs_variational_sizes_the_one_ladder_of_an_improper_model():
     prior's run has no variational leg), the size of the reference's ladder on a flat one."""
     with pytest.raises(ValueError, match="n_rungs_variational"):
         exchange_options(_model(), reference=None, n_rungs_variational=5, **OPTIONS)
+    check_reference(None, 5)  # unresolved: nothing to check it against (its docstring)
     options = exchange_options(_flat_model(), reference=None, n_rungs_variational=5, **OPTIONS)
     assert options.reference == REFERENCE_ONLY
 
