@@ -31,6 +31,8 @@ import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from harness import load_report  # noqa: E402
+
 from pymc_tempering.distributed import DistributedCostWarning, sample_tempered  # noqa: E402
 from pymc_tempering.step_methods._compile import compile_tempered_density  # noqa: E402
 
@@ -125,10 +127,7 @@ def main():
               f"{out_bytes:>7}/{back_bytes:<7}")  # fmt: skip
     print("round ms: one evaluation's round trip; compute ms: the slowest worker's time in it")
     print("draws of 1 and 2 workers identical: yes (asserted)")
-    print(
-        f"load average (1, 5, 15 min) before {load_before}, after {load_after} on "
-        f"{os.cpu_count()} cores: {'busy' if max(load_after[0], load_before[0]) > 1 else 'idle'}"
-    )
+    print(load_report(load_before, load_after))
 
 
 if __name__ == "__main__":

@@ -38,6 +38,8 @@ from pymc.step_methods.arraystep import ArrayStepShared  # noqa: E402
 from pymc.step_methods.compound import Competence  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from harness import load_report  # noqa: E402
+
 import pymc_tempering as pmt  # noqa: E402
 from pymc_tempering.exact import two_mode_model  # noqa: E402
 from pymc_tempering.trace import EXCHANGE_STATS  # noqa: E402
@@ -135,10 +137,7 @@ def main():
         print(f"{name:24} {np.median(us):8.1f} {us.min():7.1f}-{us.max():<7.1f} "
               f"{np.median(values) / metro:13.2f}")  # fmt: skip
     load_after = os.getloadavg()
-    print(
-        f"load average (1, 5, 15 min) before {load_before}, after {load_after} on "
-        f"{os.cpu_count()} cores: {'busy' if max(load_after[0], load_before[0]) > 1 else 'idle'}"
-    )
+    print(load_report(load_before, load_after))
 
 
 if __name__ == "__main__":

@@ -46,6 +46,8 @@ import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from harness import load_report  # noqa: E402
+
 import pymc_tempering as pmt  # noqa: E402
 
 
@@ -194,10 +196,7 @@ def main():
                       f"{rates[label]:7.1f} {rhat:6.3f} {z:6.2f} {ratio:7.3f}  "
                       f"{explorer}")  # fmt: skip
     load_after = os.getloadavg()
-    print(
-        f"load average (1, 5, 15 min) before {load_before}, after {load_after} on "
-        f"{os.cpu_count()} cores: {'busy' if max(load_after[0], load_before[0]) > 1 else 'idle'}"
-    )
+    print(load_report(load_before, load_after))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ for work inflate one process's CPU time (``docs/decisions/073-evidence-tune-and-
 
 import argparse
 import logging
+import os
 import time
 import warnings
 from typing import NamedTuple
@@ -24,6 +25,16 @@ logging.getLogger("pymc").setLevel(logging.ERROR)
 SMC_DRAWS = 2000  # pm.sample_smc's default
 #: the estimators the experiments report, computed from one run
 METHODS = ("ti", "ss", "bar")
+
+
+def load_report(before, after) -> str:
+    """The machine's load averages (``os.getloadavg()``) before and after a benchmark, and
+    whether it was busy: a 1-minute load above 1 at either end."""
+    busy = max(after[0], before[0]) > 1
+    return (
+        f"load average (1, 5, 15 min) before {before}, after {after} on {os.cpu_count()} "
+        f"cores: {'busy' if busy else 'idle'}"
+    )
 
 
 class Estimate(NamedTuple):
