@@ -1,5 +1,6 @@
-"""A tempering run: one leg (prior to posterior), or two joined at ``beta = 1`` (the
-variational reference), their sweeps, the switch of ``explorer="auto"`` and the per-draw record.
+"""A tempering run: one leg (prior to posterior, or, for improper priors, the variational
+reference to posterior), or two joined at ``beta = 1`` (the variational reference), their
+sweeps, the switch of ``explorer="auto"`` and the per-draw record.
 
 :meth:`TemperingRun.draw` makes ``sweeps_per_draw`` sweeps and returns the ``beta = 1`` point
 and the draw's stats (schema :data:`pymc_tempering.trace.EXCHANGE_STATS`). A sweep is the fixed
