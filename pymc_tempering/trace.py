@@ -26,6 +26,7 @@ __all__ = [
     "PAIR_STATS",
     "EVIDENCE_LADDER_STAT",
     "EXPLORER_SCORE_STAT",
+    "run_stats",
     "explorer_scores",
     "REFERENCE_ONLY_STAT",
     "reference_only_run",
@@ -90,6 +91,24 @@ EXCHANGE_STATS = {
     EXPLORER_STAT: (np.int8, []),
     **{name: (object, None) for name in (LADDER_STAT, *RUNG_STATS, *PAIR_STATS)},
 }
+
+
+def run_stats(variational: bool, auto: bool, reference_only: bool) -> dict:
+    """The stats a run declares beside :data:`EXCHANGE_STATS` (PyMC's
+    ``stats_dtypes_shapes``): a variational leg's per-rung ones (:data:`VARIATIONAL_PREFIX`),
+    ``explorer="auto"``'s :data:`EXPLORER_SCORE_STAT` and a run from the reference alone's
+    :data:`REFERENCE_ONLY_STAT`, so that no other run's stats change."""
+    out = {}
+    if variational:
+        for name in (LADDER_STAT, *RUNG_STATS, *PAIR_STATS):
+            out[VARIATIONAL_PREFIX + name] = (object, None)
+    if auto:
+        out[EXPLORER_SCORE_STAT] = (np.float64, [])
+    if reference_only:
+        out[REFERENCE_ONLY_STAT] = (bool, [])
+    return out
+
+
 SGLD_NOISE_STATS = ("step_size", "sampling_threshold", "grad_noise_var", "injected_noise_var")
 
 _EXPECTED = (

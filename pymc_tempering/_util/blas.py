@@ -45,8 +45,8 @@ def one_blas_thread() -> "_OneThread":
     milliseconds (docs/decisions/131-blas-threads-per-sweep.md).
 
     Cheap enough for every step: the C functions of each OpenBLAS are found once, nested
-    guards do nothing, a count already 1 is not set, and the guard is a plain class (a
-    generator-based context manager costs several microseconds more per step). The pthreads
+    guards do nothing, a count already 1 is not set, and the guard is a plain class (cheaper
+    per step than a generator-based context manager: benchmarks/bench_per_draw.py). The pthreads
     pool is process-wide, so guards in several Python threads share one limit, held while any
     is open; OpenMP builds get threadpoolctl's per-thread limit. OpenBLAS alone: its pthread
     pool survives fork, while changing OpenMP (MKL) in a forked worker is what crashed PyMC's

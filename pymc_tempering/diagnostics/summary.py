@@ -227,6 +227,6 @@ def _with_local_move(summary: xr.Dataset, data, ds, leg) -> xr.Dataset:
     if scores is not None:
         summary.attrs["explorer_score"] = scores
         summary.attrs["explorer_decision"] = explorer_decision(scores)
-    if reference_only_run(data) or reference_only_run(ds):
+    if reference_only_run(ds):  # tempering_dataset carries the run's mark
         summary.attrs["reference"] = "variational alone"  # rung 0 is q: improper priors
     return summary

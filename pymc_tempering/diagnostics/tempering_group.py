@@ -3,8 +3,8 @@ named by rung, next to the groups ArviZ reads."""
 
 import xarray as xr
 
+from pymc_tempering.trace import reference_only_run, tempering_dataset
 from pymc_tempering.trace import relabel_sample_stats as relabel_stats
-from pymc_tempering.trace import tempering_dataset
 
 __all__ = ["add_tempering_group"]
 
@@ -44,7 +44,7 @@ def add_tempering_group(data, relabel_sample_stats: bool = True) -> xr.DataTree:
     ds = tempering_dataset(data)
     out = data.copy()
     stats = data["sample_stats"].to_dataset()
-    ds.attrs = {**stats.attrs, **{k: v for k, v in ds.attrs.items() if k == "reference_only"}}
+    ds.attrs = {**stats.attrs, **({"reference_only": True} if reference_only_run(ds) else {})}
     out["tempering"] = xr.DataTree(ds)
     if relabel_sample_stats:
         out["sample_stats"] = xr.DataTree(relabel_stats(stats, ds))

@@ -14,6 +14,7 @@ from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.model import modelcontext
 
 from pymc_tempering._util.fingerprint import model_fingerprint
+from pymc_tempering.evidence.checks import improper_message
 from pymc_tempering.step_methods._compile import (
     compile_logp_hessian,
     compile_value_and_grad,
@@ -70,11 +71,7 @@ def laplace_evidence(model=None) -> xr.Dataset:
     refuse_minibatch(model, "laplace_evidence")
     improper = improper_priors(model)
     if improper:
-        raise ValueError(
-            f"laplace_evidence: {improper} have improper priors (Flat/HalfFlat), under which "
-            "the marginal likelihood is undefined (any constant multiplies the prior). Give "
-            "them proper priors."
-        )
+        raise ValueError(improper_message("laplace_evidence", improper))
     x0 = DictToArrayBijection.map(_ordered_point(model, model.initial_point())).data
     fn = compile_value_and_grad(model, model.logp(jacobian=True))
     mode, log_joint = _maximise(fn, x0)

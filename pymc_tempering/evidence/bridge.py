@@ -20,7 +20,7 @@ import xarray as xr
 from pymc.vartypes import discrete_types
 
 from pymc_tempering._util.fingerprint import model_fingerprint, observed_fingerprint
-from pymc_tempering.evidence.checks import MIN_DRAWS, MIN_ESS, warn
+from pymc_tempering.evidence.checks import MIN_DRAWS, MIN_ESS, improper_message, warn
 from pymc_tempering.evidence.core.bridge import (
     METHODS,
     MissedModes,
@@ -135,11 +135,7 @@ def _refuse(model):
     check_observed_finite(model, ESTIMATOR)
     improper = improper_priors(model)
     if improper:
-        raise ValueError(
-            f"{ESTIMATOR}: {improper} have improper priors (Flat/HalfFlat), under which the "
-            "marginal likelihood is undefined (any constant multiplies the prior). Give them "
-            "proper priors."
-        )
+        raise ValueError(improper_message(ESTIMATOR, improper))
     discrete = [rv.name for rv in model.free_RVs if rv.dtype in discrete_types]
     if discrete:
         raise ValueError(

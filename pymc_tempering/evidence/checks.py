@@ -49,6 +49,7 @@ __all__ = [
     "warn",
     "EVIDENCE_LADDER_CAVEAT",
     "IMPROPER_EVIDENCE",
+    "improper_message",
     "REFERENCE_ONLY_EVIDENCE",
     "refuse_reference_only",
 ]
@@ -90,6 +91,14 @@ IMPROPER_EVIDENCE = (
     "with the flat prior's arbitrary constant, so no evidence is computed. Give every free "
     "variable a proper prior to compare models by their evidence"
 )
+
+
+def improper_message(function: str, names) -> str:
+    """The refusal of ``function`` (an evidence estimator) for a model whose free variables
+    ``names`` have improper priors: :data:`IMPROPER_EVIDENCE`."""
+    return f"{function}: {list(names)} have improper priors, and {IMPROPER_EVIDENCE}."
+
+
 REFERENCE_ONLY_EVIDENCE = (
     "This run was tempered from the variational reference alone, as its model has improper "
     f"priors: {IMPROPER_EVIDENCE}."

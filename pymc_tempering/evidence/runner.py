@@ -18,9 +18,9 @@ from pymc_tempering.diagnostics.barrier import global_barrier
 from pymc_tempering.engine.explorers import EXPLORERS
 from pymc_tempering.evidence.bridge import bridge_problems, bridge_sampling
 from pymc_tempering.evidence.checks import (
-    IMPROPER_EVIDENCE,
     EvidenceWarning,
     cross_check_problems,
+    improper_message,
     warn,
 )
 from pymc_tempering.evidence.legs import combine_legs, variational_estimates
@@ -187,8 +187,8 @@ def refuse_improper(model) -> None:
     improper = improper_priors(model)
     if improper:
         raise ValueError(
-            f"marginal_likelihood: {improper} have improper priors, and {IMPROPER_EVIDENCE}; "
-            "pm.sample(step=pmt.ExchangeMC()) samples the posterior as it is."
+            improper_message("marginal_likelihood", improper)
+            + " pm.sample(step=pmt.ExchangeMC()) samples the posterior as it is."
         )
 
 

@@ -116,8 +116,6 @@ def exchange_options(
     """The ladder and every option that needs no compiled density, checked in this order
     (``reference``, resolved by :func:`resolve_reference`, and ``n_rungs_variational`` by
     :func:`check_reference`)."""
-    if reference is not None and reference not in REFERENCES:
-        raise ValueError(f"`reference` must be one of {REFERENCES} or None, got {reference!r}.")
     default_ladder = betas is None and n_rungs is None and ladder == "geometric"
     betas = make_ladder(betas, n_rungs, ladder)
     reference = resolve_reference(reference, model, betas)

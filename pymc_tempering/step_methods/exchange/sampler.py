@@ -27,15 +27,7 @@ from pymc_tempering.step_methods.exchange.options import (
     exchange_options,
 )
 from pymc_tempering.step_methods.exchange.state import ExchangeMCState, LegState, delegate
-from pymc_tempering.trace import (
-    EXCHANGE_STATS,
-    EXPLORER_SCORE_STAT,
-    LADDER_STAT,
-    PAIR_STATS,
-    REFERENCE_ONLY_STAT,
-    RUNG_STATS,
-    VARIATIONAL_PREFIX,
-)
+from pymc_tempering.trace import EXCHANGE_STATS, run_stats
 
 __all__ = ["ExchangeMC"]
 
@@ -172,20 +164,11 @@ class ExchangeMC(Resumable, ArrayStepShared):
         self.run, self._read_discrete = built.run, built.read_discrete
         self.local_move, self.placement = built.local_move, built.placement
         super().__init__(vars, {}, blocked=blocked, rng=rng)
-        if self.run.variational is not None:  # the leg's per-rung stats too
-            dtypes = dict(self.stats_dtypes_shapes)
-            for name in (LADDER_STAT, *RUNG_STATS, *PAIR_STATS):
-                dtypes[VARIATIONAL_PREFIX + name] = (object, None)
-            self.stats_dtypes_shapes = dtypes
-            self.stats_dtypes = [{name: dtype for name, (dtype, _) in dtypes.items()}]
-        if self.run.fixed.auto:  # the choice of explorer="auto" (trace.EXPLORER_SCORE_STAT)
-            self.stats_dtypes_shapes = {
-                **self.stats_dtypes_shapes,
-                EXPLORER_SCORE_STAT: (np.float64, []),
-            }
-            self.stats_dtypes = [{n: dtype for n, (dtype, _) in self.stats_dtypes_shapes.items()}]
-        if self.run.reference_only:  # its evidence readers refuse (trace.REFERENCE_ONLY_STAT)
-            self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, REFERENCE_ONLY_STAT: (bool, [])}
+        extra = run_stats(
+            self.run.variational is not None, self.run.fixed.auto, self.run.reference_only
+        )
+        if extra:  # this run's own stats beside the class's (trace.run_stats)
+            self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, **extra}
             self.stats_dtypes = [{n: dtype for n, (dtype, _) in self.stats_dtypes_shapes.items()}]
 
     # -- the sampling state: the engine's records, read and set through (.state) ----------------
