@@ -6,14 +6,16 @@ __all__ = ["one_blas_thread", "openblas_threads"]
 
 _LOCK = threading.Lock()
 _PTHREADS = None  # (get, set) C functions of each loaded pthreads OpenBLAS, found once
+_GETS = ()  # their get functions, in the same order
+_ONES = []  # one thread for each of them: [1, 1, ...]
 _OPENMP = None  # threadpoolctl's controller of OpenBLAS builds on OpenMP (per-thread limits)
 _active = 0  # guards open in this process
-_saved = ()  # each pthreads OpenBLAS's thread count when the first guard opened
+_saved = []  # each pthreads OpenBLAS's thread count when the first guard opened
 
 
 def _find_openblas():
     """The OpenBLAS libraries of NumPy and SciPy (both imported first, so both are loaded)."""
-    global _PTHREADS, _OPENMP
+    global _PTHREADS, _GETS, _ONES, _OPENMP
     import numpy  # noqa: F401
     import scipy.linalg  # noqa: F401
     from threadpoolctl import ThreadpoolController
@@ -28,6 +30,7 @@ def _find_openblas():
     openmp = found.select(threading_layer="openmp")
     _OPENMP = openmp if openmp.lib_controllers else None
     _PTHREADS = tuple(functions)
+    _GETS, _ONES = tuple(get for get, _ in functions), [1] * len(functions)
 
 
 def openblas_threads() -> list[int]:
@@ -66,10 +69,11 @@ class _OneThread:
             _find_openblas()
         with _LOCK:
             if not _active:
-                _saved = tuple(get() for get, _ in _PTHREADS)
-                for (_, set_), n in zip(_PTHREADS, _saved, strict=True):
-                    if n != 1:
-                        set_(1)
+                _saved = [get() for get in _GETS]
+                if _saved != _ONES:  # else nothing to set (the common case under a limit)
+                    for (_, set_), n in zip(_PTHREADS, _saved, strict=True):
+                        if n != 1:
+                            set_(1)
             _active += 1
         self._openmp = _OPENMP.limit(limits=1) if _OPENMP is not None else None
         return self
@@ -82,7 +86,7 @@ class _OneThread:
         finally:
             with _LOCK:
                 _active -= 1
-                if not _active:
+                if not _active and _saved != _ONES:
                     for (_, set_), n in zip(_PTHREADS, _saved, strict=True):
                         if n != 1:
                             set_(n)
