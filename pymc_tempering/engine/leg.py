@@ -146,7 +146,8 @@ class Leg(SweepCounters):
         return record
 
     def stats(self, record, swap_rate, round_trips) -> dict:
-        """One draw's stats of this leg (:func:`.stats.draw_stats`)."""
+        """One draw's stats of this leg (:func:`.stats.draw_stats`), as long as
+        :meth:`stat_shapes` says."""
         opts = self.options
         self._scaling.update(self.scales.log_scaling)
         return exchange_stats.draw_stats(
@@ -157,9 +158,15 @@ class Leg(SweepCounters):
             self._scaling,
             swap_rate,
             round_trips,
-            self.options.max_rungs if opts.adapt_n_rungs or opts.shrink else None,
+            opts.max_rungs,
             opts.evidence_ladder,
         )
+
+    def stat_shapes(self, prefix: str = "") -> dict:
+        """This leg's array stats, ``name -> (dtype, length)`` (:func:`.stats.array_stat_shapes`):
+        ``max_rungs`` is the longest its ladder can be tuned to, and the ladder it starts with
+        where it is not tuned."""
+        return exchange_stats.array_stat_shapes(self.options.max_rungs, prefix)
 
     # -- tuning: the pure rules of .tuning and .auto, applied ------------------------------------
     def _adapt(self, accept_prob, lower, swap_prob):

@@ -52,6 +52,15 @@ class TemperingRun:
     def legs(self):
         return [self.fixed] if self.variational is None else [self.fixed, self.variational]
 
+    def stat_shapes(self) -> dict:
+        """Every array stat of a draw, ``name -> (dtype, length)``: each leg's
+        (:meth:`.leg.Leg.stat_shapes`; the variational leg's prefixed
+        :data:`VARIATIONAL_PREFIX`)."""
+        shapes = self.fixed.stat_shapes()
+        if self.variational is not None:
+            shapes.update(self.variational.stat_shapes(VARIATIONAL_PREFIX))
+        return shapes
+
     @property
     def reference_leg(self):
         """The leg tempered from the variational reference (None where there is none)."""

@@ -24,6 +24,7 @@ __all__ = [
     "STATS_DTYPES_SHAPES",
     "ScalingStats",
     "SweepAverage",
+    "array_stat_shapes",
     "draw_stats",
 ]
 
@@ -57,6 +58,19 @@ class ScalingStats:
         self._log_scaling, self.rungs, self.top = log_scaling, rungs, math.exp(log_scaling[-1])
 
 
+def array_stat_shapes(max_rungs: int, prefix: str = "") -> dict:
+    """Each array stat of a leg's draws, ``prefix + name -> (element dtype, length)``: the
+    ladder and the per-rung stats have ``max_rungs`` entries and the per-pair ones one fewer,
+    as :func:`draw_stats` pads them on every draw."""
+    shapes = {prefix + LADDER_STAT: (np.float64, max_rungs)}
+    for name in RUNG_STATS:
+        dtype = np.int64 if name == "rung_replica" else np.float64
+        shapes[prefix + name] = (dtype, max_rungs)
+    for name in PAIR_STATS:
+        shapes[prefix + name] = (np.float64, max_rungs - 1)
+    return shapes
+
+
 def draw_stats(
     record,
     tune,
@@ -65,13 +79,14 @@ def draw_stats(
     scaling: ScalingStats,
     swap_rate,
     round_trips,
-    max_rungs=None,
+    max_rungs,
     evidence_ladder=False,
 ) -> dict:
     """One draw's stats (:data:`STATS_DTYPES_SHAPES`) from its (averaged) sweep record and the
     sampler's state.
 
-    ``max_rungs``: pad the per-rung stats to this length (the number of rungs is tuned).
+    ``max_rungs``: the per-rung stats are padded to this length, where tuning has resized the
+    ladder below it (:func:`array_stat_shapes`: every draw's are as long).
     ``evidence_ladder``: the ladder is re-placed for the evidence (the stat of that name).
     """
     stats = {
@@ -90,7 +105,7 @@ def draw_stats(
         "swap_accept": record[SWAP, :-1],
         "swap_accepted": record[SWAPPED, :-1],
     }
-    if max_rungs is not None and betas.size < max_rungs:  # else already that long
+    if betas.size < max_rungs:  # else already that long
         for name in (LADDER_STAT, *RUNG_STATS):
             stats[name] = _pad(stats[name], max_rungs)
         for name in PAIR_STATS:

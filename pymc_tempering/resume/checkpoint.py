@@ -22,7 +22,8 @@ from pymc.util import get_state_from_generator
 
 from pymc_tempering._util.fingerprint import model_graph_digests
 from pymc_tempering.resume import codec
-from pymc_tempering.resume.layout import CHUNK_BYTES, HEADER, STATE_STAT
+from pymc_tempering.resume.layout import CHUNK_BYTES, HEADER, ROW_BYTES, STATE_STAT
+from pymc_tempering.step_methods._record import record_dtypes
 
 __all__ = ["CHUNK_BYTES", "HEADER", "STATE_STAT", "Resumable", "chain_index", "step_record"]
 
@@ -122,6 +123,17 @@ class Resumable:
         stats = cls.__dict__.get("stats_dtypes_shapes")
         if stats is not None and STATE_STAT not in stats:
             cls.stats_dtypes_shapes = {**stats, STATE_STAT: (object, None)}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # the stats of fixed length stored as rows of one array (step_methods._record)
+        fixed = {STATE_STAT: (np.uint8, ROW_BYTES), **self._array_stat_shapes()}
+        self.stats_dtypes = [record_dtypes(self.stats_dtypes_shapes, fixed)]
+
+    def _array_stat_shapes(self) -> dict:
+        """The step's own array stats of fixed length, ``name -> (dtype, length)``, beside
+        :data:`STATE_STAT`: none unless the step says."""
+        return {}
 
     _resume_records = None  # per chain: dict(state, point, replay, next_draw), or None
     _resume_pending = None  # this chain's record, until its first step

@@ -4,7 +4,7 @@ snapshot. Its own module so that neither side imports the other for it."""
 
 import struct
 
-__all__ = ["CHUNK_BYTES", "HEADER", "STATE_STAT"]
+__all__ = ["CHUNK_BYTES", "HEADER", "ROW_BYTES", "STATE_STAT"]
 
 #: the stat that carries the checkpoints
 STATE_STAT = "sampling_state"
@@ -12,3 +12,5 @@ STATE_STAT = "sampling_state"
 CHUNK_BYTES = 1024
 #: per draw: snapshot's draw (-1: none), chunk index, number of chunks, snapshot length in bytes
 HEADER = struct.Struct("<qqqq")
+#: the stat's length in bytes on every draw: the header, then the chunk
+ROW_BYTES = HEADER.size + CHUNK_BYTES

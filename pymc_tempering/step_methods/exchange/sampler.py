@@ -163,13 +163,15 @@ class ExchangeMC(Resumable, ArrayStepShared):
         )  # fmt: skip
         self.run, self._read_discrete = built.run, built.read_discrete
         self.local_move, self.placement = built.local_move, built.placement
-        super().__init__(vars, {}, blocked=blocked, rng=rng)
         extra = run_stats(
             self.run.variational is not None, self.run.fixed.auto, self.run.reference_only
         )
         if extra:  # this run's own stats beside the class's (trace.run_stats)
             self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, **extra}
-            self.stats_dtypes = [{n: dtype for n, (dtype, _) in self.stats_dtypes_shapes.items()}]
+        super().__init__(vars, {}, blocked=blocked, rng=rng)  # then stats_dtypes (Resumable)
+
+    def _array_stat_shapes(self) -> dict:
+        return self.run.stat_shapes()
 
     # -- the sampling state: the engine's records, read and set through (.state) ----------------
     rng = delegate("rng", "run")
