@@ -27,12 +27,13 @@ from pymc_tempering.step_methods.exchange.options import (
     exchange_options,
 )
 from pymc_tempering.step_methods.exchange.state import ExchangeMCState, LegState, delegate
+from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep
 from pymc_tempering.trace import EXCHANGE_STATS, run_stats
 
 __all__ = ["ExchangeMC"]
 
 
-class ExchangeMC(Resumable, ArrayStepShared):
+class ExchangeMC(Resumable, FlatPointStep, ArrayStepShared):
     r"""Replica-exchange Monte Carlo (parallel tempering), Metropolis-Hastings moves per rung.
 
     Rung :math:`l` samples :math:`p(w)\,p(y \mid w)^{\beta_l}`, PyMC records :math:`\beta = 1`;

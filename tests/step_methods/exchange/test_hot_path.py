@@ -109,3 +109,37 @@ def test_scaling_stats_follow_the_scales_and_freeze_with_them():
     step.sampling_state = state
     _, (third,) = step.step(point)
     np.testing.assert_allclose(third["rung_scaling"], expected * np.exp(0.5))
+
+
+def test_the_flat_point_step_gives_pymcs_point_with_discrete_and_shaped_variables():
+    """ExchangeMC maps the point to its flat state and back without PyMC's bookkeeping
+    (``FlatPointStep``): the same point, variable by variable, as PyMC's ``map`` / ``rmap``
+    give, in value, shape and dtype, on a model with an integer switchpoint, a transformed
+    rate and a matrix."""
+    import pymc as pm
+    from pymc.step_methods.arraystep import ArrayStepShared
+
+    with pm.Model() as model:
+        k = pm.DiscreteUniform("k", 0, 6)
+        rate = pm.Exponential("rate", 1.0, shape=2)
+        c = pm.Normal("c", 0.0, 1.0, shape=(2, 2))
+        mean = pm.math.switch(pm.math.lt(np.arange(6), k), rate[0], rate[1]) + c.sum()
+        pm.Normal("y", mean, 1.0, observed=np.array([0.5, 1.0, 0.2, 2.0, 2.5, 1.9]))
+    with model:
+        step = ExchangeMC(n_rungs=4, explorer="rwm", compile_kwargs=FAST)
+    step.setup_chain(np.random.default_rng(3), tune=20, draws=0)
+    point = fast = generic = model.initial_point()
+    for _ in range(20):
+        state = step.sampling_state
+        fast, fast_stats = step.step(fast)
+        step.sampling_state = state
+        generic, generic_stats = ArrayStepShared.step(step, generic)
+        assert list(fast) == list(generic) == list(point)
+        for name, value in generic.items():
+            assert fast[name].shape == value.shape == np.shape(point[name]), name
+            assert fast[name].dtype == value.dtype, name
+            np.testing.assert_array_equal(fast[name], value)
+        for stat in ("rung_loglik", "rung_replica"):
+            np.testing.assert_array_equal(fast_stats[0][stat], generic_stats[0][stat])
+    assert fast["k"].dtype.kind == "i"
+    assert any(not np.array_equal(fast[k], point[k]) for k in point)  # it moved
