@@ -4,20 +4,21 @@ step costs, beside ``pm.Metropolis`` on the cheap 3-D two-mode target (issue 42,
 Run: python benchmarks/bench_per_draw.py [--draws N] [--repeats R]
 
 Rows, each the slope between ``pm.sample(draws=N)`` and ``pm.sample(draws=2N)`` (``tune=0``, one
-chain, the same step object, compiled before timing), the median over ``R`` interleaved
-repeats:
+chain, the same step object, compiled before timing), in ``R`` interleaved repeats:
 
 - ``PyMC loop, one stat``: a step that returns its point and one stat (PyMC's own per-draw
   cost: the loop, the point's mapping, the trace's record);
-- ``PyMC loop, our stats``: the same with ExchangeMC's stats of a 32-rung run, built once (what
-  PyMC's record costs for our schema);
+- ``PyMC loop, our stats``: the same with every stat of a draw of ExchangeMC's 32-rung run, built
+  once and declared as ExchangeMC declares them (what PyMC's record costs for our schema);
 - ``pm.Metropolis()`` and ``pmt.ExchangeMC()`` (the default: 32 rungs, the random walk, as
   this target keeps it);
-- ``ExchangeMC step alone``: ``step.astep`` called in a plain loop (no PyMC): the engine's
-  sweep, its stats and the BLAS guard.
+- ``ExchangeMC step alone``: ``step.step`` called in a plain loop (no PyMC's loop or record):
+  the point's mapping, the engine's sweep, its stats, the BLAS guard and the checkpoint row.
 
-Ratios are against ``pm.Metropolis()``. The load average before and after says whether the
-machine was busy.
+Ratios are against ``pm.Metropolis()`` in the same repeat (this machine's speed drifts by tens of
+percent over seconds, so a ratio of medians taken over minutes moves with it): the median over
+repeats and its quartiles. The load average before and after says whether the machine was
+busy.
 """
 
 import os
@@ -33,7 +34,6 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402
-from pymc.blocking import DictToArrayBijection  # noqa: E402
 from pymc.step_methods.arraystep import ArrayStepShared  # noqa: E402
 from pymc.step_methods.compound import Competence  # noqa: E402
 
@@ -42,23 +42,20 @@ from harness import load_report  # noqa: E402
 
 import pymc_tempering as pmt  # noqa: E402
 from pymc_tempering.exact import two_mode_model  # noqa: E402
-from pymc_tempering.trace import EXCHANGE_STATS  # noqa: E402
 
 
 class FixedStats(ArrayStepShared):
-    """Returns its point unchanged and the same stats every draw: PyMC's loop alone."""
+    """Returns its point unchanged and the same stats every draw: PyMC's loop alone. ``dtypes``:
+    each stat's ``stats_dtypes`` entry, as the step that emits it declares it."""
 
     name = "fixed_stats"
     default_blocked = True
 
-    def __init__(self, stats, model=None):
+    def __init__(self, stats, dtypes, model=None):
         model = pm.modelcontext(model)
         self._stats = stats
-        self.stats_dtypes_shapes = {
-            name: EXCHANGE_STATS.get(name, (np.asarray(value).dtype, []))
-            for name, value in stats.items()
-        }
-        self.stats_dtypes = [{n: dtype for n, (dtype, _) in self.stats_dtypes_shapes.items()}]
+        self.stats_dtypes_shapes = {name: (object, None) for name in stats}
+        self.stats_dtypes = [{name: dtypes[name] for name in stats}]
         super().__init__(model.value_vars, {})
 
     def astep(self, q0):
@@ -86,20 +83,20 @@ def slope(model, step, draws):
     return (times[1] - times[0]) / draws
 
 
-def astep_alone(model, step, draws):
-    """Seconds per ``step.astep`` in a plain loop (the chain set up as pm.sample does)."""
+def step_alone(model, step, draws):
+    """Seconds per ``step.step`` in a plain loop (the chain set up as pm.sample does)."""
     step.setup_chain(np.random.default_rng(1), tune=0, draws=draws)
-    point = DictToArrayBijection.map(model.initial_point())
+    point = model.initial_point()
     start = time.perf_counter()
     for _ in range(draws):
-        point, _ = step.astep(point)
+        point, _ = step.step(point)
     return (time.perf_counter() - start) / draws
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=5000)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     logging.getLogger("pymc").setLevel(logging.ERROR)
@@ -110,12 +107,11 @@ def main():
         metropolis = pm.Metropolis()
     sample(model, exchange, 10)  # compiled, and its stats of one draw read below
     exchange.setup_chain(np.random.default_rng(0), tune=0, draws=1)
-    _, (our_stats,) = exchange.astep(DictToArrayBijection.map(model.initial_point()))
-    our_stats = {k: v for k, v in our_stats.items() if k in EXCHANGE_STATS}
+    _, (our_stats,) = exchange.step(model.initial_point())
     with model:
         steps = {
-            "PyMC loop, one stat": FixedStats({"tune": False}),
-            "PyMC loop, our stats": FixedStats(our_stats),
+            "PyMC loop, one stat": FixedStats({"tune": False}, {"tune": bool}),
+            "PyMC loop, our stats": FixedStats(our_stats, exchange.stats_dtypes[0]),
             "pm.Metropolis()": metropolis,
             "pmt.ExchangeMC()": exchange,
         }
@@ -127,15 +123,17 @@ def main():
         names = names[rep % len(names) :] + names[: rep % len(names)]
         for name in names:
             rows[name].append(slope(model, steps[name], args.draws))
-        rows["ExchangeMC step alone"].append(astep_alone(model, exchange, args.draws))
-    metro = float(np.median(rows["pm.Metropolis()"]))
+        rows["ExchangeMC step alone"].append(step_alone(model, exchange, args.draws))
+    # this machine's speed drifts by tens of percent over seconds: each repeat's ratio is
+    # taken within that repeat (a few seconds), and the ratios summarised over repeats
+    metro = np.asarray(rows["pm.Metropolis()"])
     print(f"per recorded draw, warm, one process: {args.draws} and {2 * args.draws} draws, "
-          f"median of {args.repeats} repeats")  # fmt: skip
-    print(f"{'':24} {'us/draw':>8} {'range':>15} {'x Metropolis':>13}")
+          f"{args.repeats} repeats; the ratio to pm.Metropolis() within each repeat")  # fmt: skip
+    print(f"{'':24} {'us/draw':>8} {'x Metropolis':>13} {'quartiles':>13}")
     for name, values in rows.items():
-        us = 1e6 * np.asarray(values)
-        print(f"{name:24} {np.median(us):8.1f} {us.min():7.1f}-{us.max():<7.1f} "
-              f"{np.median(values) / metro:13.2f}")  # fmt: skip
+        us, ratio = 1e6 * np.asarray(values), np.asarray(values) / metro
+        q1, q2, q3 = np.percentile(ratio, [25, 50, 75])
+        print(f"{name:24} {np.median(us):8.1f} {q2:13.2f} {q1:6.2f}-{q3:<6.2f}")
     load_after = os.getloadavg()
     print(load_report(load_before, load_after))
 

@@ -20,7 +20,8 @@ __all__ = ["record_dtypes"]
 def record_dtypes(stats_dtypes_shapes: dict, fixed: dict) -> dict:
     """PyMC's ``stats_dtypes`` entry for ``stats_dtypes_shapes``, each stat named in ``fixed``
     (``name -> (element dtype, length)``, the length the step emits on every draw) as the
-    subarray dtype ``(element dtype, (length,))``; the others as declared.
+    subarray dtype ``(element dtype, (length,))``; the others, and those of length 0, as
+    declared.
 
     Raises ``ValueError`` for a name in ``fixed`` that is not declared as an array stat
     ``(object, None)``: a stat of fixed length must be one the step already emits as an array.
@@ -35,5 +36,6 @@ def record_dtypes(stats_dtypes_shapes: dict, fixed: dict) -> dict:
             )
         if int(length) < 0:
             raise ValueError(f"Stat {name!r}: a length must be >= 0, got {length}.")
-        out[name] = np.dtype((element, (int(length),)))
+        if int(length) > 0:  # NumPy allocates a (draws,) array for a (dtype, (0,)) subarray
+            out[name] = np.dtype((element, (int(length),)))
     return out

@@ -23,6 +23,8 @@ def test_fixed_lengths_become_subarray_dtypes_and_the_rest_stay_as_declared():
     assert out["rungs"] == np.dtype((np.int64, (4,)))
     assert np.zeros(3, out["rungs"]).shape == (3, 4)  # what PyMC's NDArray trace allocates
     assert record_dtypes(DECLARED, {})["betas"] is object
+    # length 0 stays an object: NumPy's np.zeros(3, (float, (0,))) has shape (3,), not (3, 0)
+    assert record_dtypes(DECLARED, {"betas": (np.float64, 0)})["betas"] is object
 
 
 @pytest.mark.parametrize(
