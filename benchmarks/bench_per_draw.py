@@ -3,7 +3,7 @@ step costs, beside ``pm.Metropolis`` on the cheap 3-D two-mode target (issue 42,
 
 Run: python benchmarks/bench_per_draw.py [--draws N] [--repeats R]
 
-Rows, each the slope between ``pm.sample(draws=N)`` and ``pm.sample(draws=2N)`` (``tune=0``, one
+Rows, each the slope between ``pm.sample(draws=200)`` and ``pm.sample(draws=N)`` (``tune=0``, one
 chain, the same step object, compiled before timing), in ``R`` interleaved repeats:
 
 - ``PyMC loop, one stat``: a step that returns its point and one stat (PyMC's own per-draw
@@ -15,10 +15,10 @@ chain, the same step object, compiled before timing), in ``R`` interleaved repea
 - ``ExchangeMC step alone``: ``step.step`` called in a plain loop (no PyMC's loop or record):
   the point's mapping, the engine's sweep, its stats, the BLAS guard and the checkpoint row.
 
-Ratios are against ``pm.Metropolis()`` in the same repeat (this machine's speed drifts by tens of
-percent over seconds, so a ratio of medians taken over minutes moves with it): the median over
-repeats and its quartiles. The load average before and after says whether the machine was
-busy.
+Each ratio is against ``pm.Metropolis()``'s slope measured beside it, the four runs back to back
+(this machine's speed drifts by tens of percent over seconds, so a ratio of medians taken over
+minutes moves with it): the median over repeats and its quartiles. The load average before and
+after says whether the machine was busy.
 """
 
 import os
@@ -66,6 +66,9 @@ class FixedStats(ArrayStepShared):
         return Competence.COMPATIBLE
 
 
+SHORT = 200  # the shorter run of each slope: its fixed costs cancel
+
+
 def sample(model, step, draws):
     with model:
         pm.sample(
@@ -74,28 +77,38 @@ def sample(model, step, draws):
         )  # fmt: skip
 
 
-def slope(model, step, draws):
-    times = []
-    for n in (draws, 2 * draws):
+def paired_slopes(model, step, metropolis, draws, short=SHORT):
+    """Seconds per draw of ``step`` and of ``metropolis``, each the slope between ``short`` and
+    ``draws`` draws, the four runs back to back (``step`` a callable ``n -> seconds`` or a step
+    method): this machine's speed drifts by tens of percent over seconds, so a ratio is taken
+    between runs made seconds apart."""
+
+    def seconds(s, n):
+        if callable(s):
+            return s(n)
         start = time.perf_counter()
-        sample(model, step, n)
-        times.append(time.perf_counter() - start)
-    return (times[1] - times[0]) / draws
+        sample(model, s, n)
+        return time.perf_counter() - start
+
+    a0, m0 = seconds(step, short), seconds(metropolis, short)
+    a1, m1 = seconds(step, draws), seconds(metropolis, draws)
+    return (a1 - a0) / (draws - short), (m1 - m0) / (draws - short)
 
 
 def step_alone(model, step, draws):
-    """Seconds per ``step.step`` in a plain loop (the chain set up as pm.sample does)."""
+    """Seconds for ``draws`` calls of ``step.step`` in a plain loop (the chain set up as
+    pm.sample does)."""
     step.setup_chain(np.random.default_rng(1), tune=0, draws=draws)
     point = model.initial_point()
     start = time.perf_counter()
     for _ in range(draws):
         point, _ = step.step(point)
-    return (time.perf_counter() - start) / draws
+    return time.perf_counter() - start
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--draws", type=int, default=5000)
+    parser.add_argument("--draws", type=int, default=4000)
     parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
@@ -117,21 +130,24 @@ def main():
         }
     for step in steps.values():
         sample(model, step, 10)
-    rows = {name: [] for name in (*steps, "ExchangeMC step alone")}
+    steps["ExchangeMC step alone"] = lambda n: step_alone(model, exchange, n)
+    rows, metro = {name: [] for name in steps}, []
     for rep in range(args.repeats):  # interleaved, the order rotated every repeat
         names = list(steps)
         names = names[rep % len(names) :] + names[: rep % len(names)]
         for name in names:
-            rows[name].append(slope(model, steps[name], args.draws))
-        rows["ExchangeMC step alone"].append(step_alone(model, exchange, args.draws))
-    # this machine's speed drifts by tens of percent over seconds: each repeat's ratio is
-    # taken within that repeat (a few seconds), and the ratios summarised over repeats
-    metro = np.asarray(rows["pm.Metropolis()"])
-    print(f"per recorded draw, warm, one process: {args.draws} and {2 * args.draws} draws, "
-          f"{args.repeats} repeats; the ratio to pm.Metropolis() within each repeat")  # fmt: skip
+            if steps[name] is metropolis:
+                continue
+            ours, theirs = paired_slopes(model, steps[name], metropolis, args.draws)
+            rows[name].append((ours, ours / theirs))
+            metro.append(theirs)
+    rows["pm.Metropolis()"] = [(m, 1.0) for m in metro]
+    print(f"per recorded draw, warm, one process: slopes between {SHORT} and {args.draws} "
+          f"draws, {args.repeats} repeats, each row's ratio to pm.Metropolis() measured "
+          "beside it")  # fmt: skip
     print(f"{'':24} {'us/draw':>8} {'x Metropolis':>13} {'quartiles':>13}")
     for name, values in rows.items():
-        us, ratio = 1e6 * np.asarray(values), np.asarray(values) / metro
+        us, ratio = 1e6 * np.array([v[0] for v in values]), np.array([v[1] for v in values])
         q1, q2, q3 = np.percentile(ratio, [25, 50, 75])
         print(f"{name:24} {np.median(us):8.1f} {q2:13.2f} {q1:6.2f}-{q3:<6.2f}")
     load_after = os.getloadavg()
