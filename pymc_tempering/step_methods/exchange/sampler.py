@@ -19,6 +19,7 @@ from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods._compile import (
     check_observed_finite,
 )
+from pymc_tempering.step_methods._flat_step import FlatPointStep
 from pymc_tempering.step_methods._progress import progress_columns
 from pymc_tempering.step_methods.exchange.build import build_run
 from pymc_tempering.step_methods.exchange.options import (
@@ -27,7 +28,6 @@ from pymc_tempering.step_methods.exchange.options import (
     exchange_options,
 )
 from pymc_tempering.step_methods.exchange.state import ExchangeMCState, LegState, delegate
-from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep
 from pymc_tempering.trace import EXCHANGE_STATS, run_stats
 
 __all__ = ["ExchangeMC"]

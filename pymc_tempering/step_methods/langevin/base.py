@@ -29,7 +29,7 @@ from pymc_tempering.step_methods._compile import (
     nonfinite_start_message,
     refuse_minibatch,
 )
-from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep, same_state
+from pymc_tempering.step_methods._flat_step import FlatPointStep, same_state
 
 __all__ = ["check_beta", "positive_finite", "check_scaling", "LangevinBase"]
 

@@ -24,8 +24,8 @@ from pymc_tempering.kernels.sgld import (
 from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.singular.core import check_localization, localization_term
 from pymc_tempering.step_methods._compile import compile_minibatch_gradients, flat_point_map
+from pymc_tempering.step_methods._flat_step import FlatPointStep, same_state
 from pymc_tempering.step_methods.langevin.base import check_beta
-from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep, same_state
 from pymc_tempering.step_methods.sgld import divergence, options, stats
 
 __all__ = ["SGLD", "SGLDState"]

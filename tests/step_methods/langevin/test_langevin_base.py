@@ -1,4 +1,5 @@
-"""What ULA and MALA share (:mod:`pymc_tempering.step_methods.langevin.base` and ``flat_step``).
+"""What ULA and MALA share (:mod:`pymc_tempering.step_methods.langevin.base`, and
+``step_methods._flat_step``, which ExchangeMC and SGLD use too).
 
 The per-draw glue (issue 12) gives the numbers of the plain path, bit for bit: the flat point
 step against PyMC's map / rmap, MALA's kept h M and sqrt(2 h M) against the Langevin proposal
@@ -17,8 +18,8 @@ from pymc.step_methods.arraystep import GradientSharedStep
 
 from pymc_tempering.kernels.langevin import langevin_proposal
 from pymc_tempering.kernels.sgld import StepSizeSchedule, polynomial_schedule
+from pymc_tempering.step_methods._flat_step import FlatPointStep, same_state
 from pymc_tempering.step_methods.langevin import MALA, ULA
-from pymc_tempering.step_methods.langevin.flat_step import FlatPointStep, same_state
 
 
 def bits(a):
