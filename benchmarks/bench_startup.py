@@ -24,8 +24,10 @@ checks, set-up and the DataTree conversion, which every sampler pays. Measured
   of max(2, R) slopes ("noise" where it came out negative: use more ``--draws``).
 
 Imports (``import pymc``, ``import pymc_tempering``) are timed apart, as they are paid once per
-process whatever is sampled. Ratios are ours / PyMC's. On a loaded machine the numbers move by
-tens of percent: use ``--repeats`` (medians) on a quiet one.
+process whatever is sampled. Ratios are ours / PyMC's, of medians over repeats; the samplers are
+measured in turn within each repeat, since this machine's speed drifts by tens of percent over
+minutes. On a loaded machine the numbers move by tens of percent: use ``--repeats`` on a quiet
+one.
 """
 
 import argparse
@@ -128,26 +130,31 @@ def run_child(spec, env):
     raise RuntimeError(f"{spec['step']} failed:\n{proc.stderr[-3000:]}")
 
 
-def measure(name, args, scale):
-    """Three new processes per repeat for one sampler; medians over repeats."""
+def measure_repeat(name, args, scale, rep):
+    """One repeat of one sampler: three new processes (empty caches, new model, same model)."""
     model, _, step = SAMPLERS[name]
     draws = args.draws if name != "NUTS" else max(args.draws // 4, 25)
-    rows = {"install": [], "cold": [], "warm": []}
-    for rep in range(args.repeats):
-        cache = tempfile.mkdtemp(prefix="bench_startup_numba_")
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        spec = dict(model=model, step=step, scale=scale + rep, draws=draws, warm=False,
-                    repeats=0)  # fmt: skip
-        rows["install"].append(run_child(spec, env))  # nothing cached
-        spec["scale"] += 0.25  # a new model: our kernels cached, the model's functions not
-        rows["cold"].append(run_child(spec, env))
-        slopes = max(2, args.repeats) if rep == 0 else 0  # per-draw slopes: first repeat only
-        rows["warm"].append(run_child(spec | dict(warm=True, repeats=slopes), env))
-    med = {key: float(np.median([r["first"] for r in rows[key]])) for key in rows}
+    cache = tempfile.mkdtemp(prefix="bench_startup_numba_")
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    spec = dict(model=model, step=step, scale=scale + rep, draws=draws, warm=False,
+                repeats=0)  # fmt: skip
+    install = run_child(spec, env)  # nothing cached
+    spec["scale"] += 0.25  # a new model: our kernels cached, the model's functions not
+    cold = run_child(spec, env)
+    slopes = max(2, args.repeats) if rep == 0 else 0  # per-draw slopes: first repeat only
+    warm = run_child(spec | dict(warm=True, repeats=slopes), env)
+    return {"install": install, "cold": cold, "warm": warm}
+
+
+def medians(rows):
+    """Medians over repeats of one sampler's :func:`measure_repeat` records."""
+    med = {key: float(np.median([r[key]["first"] for r in rows])) for key in rows[0]}
     for key in ("same_model", "new_model"):
-        med[key] = float(np.median([r[key] for r in rows["warm"]]))
-    med["per_draw"] = rows["warm"][0]["per_draw"]
-    med["imports"] = float(np.median([r["import_pymc"] + r["import_pmt"] for r in rows["cold"]]))
+        med[key] = float(np.median([r["warm"][key] for r in rows]))
+    med["per_draw"] = rows[0]["warm"]["per_draw"]
+    med["imports"] = float(
+        np.median([r["cold"]["import_pymc"] + r["cold"]["import_pmt"] for r in rows])
+    )
     return med
 
 
@@ -164,12 +171,16 @@ def main(argv=None):
     names = [n for n in SAMPLERS if n in args.samplers.split(",")]
     # a constant no earlier run compiled: the model-specific caches miss in the cold process
     scale = float(np.round(20 + np.random.default_rng().uniform(0, 50), 6))
-    results = {}
-    for index, name in enumerate(names):
-        start = time.perf_counter()  # its own constant: no sampler hits another one's cache
-        results[name] = measure(name, args, scale + 0.01 * index)
-        print(f"  measured {name} in {time.perf_counter() - start:.0f} s", file=sys.stderr)
-    report(results)
+    # the samplers interleaved repeat by repeat: this machine's speed drifts over minutes, and
+    # a ratio of two samplers measured minutes apart moves with it
+    rows = {name: [] for name in names}
+    for rep in range(args.repeats):
+        for index, name in enumerate(names):
+            start = time.perf_counter()  # its own constant: no sampler hits another one's cache
+            rows[name].append(measure_repeat(name, args, scale + 0.01 * index, rep))
+            print(f"  measured {name}, repeat {rep + 1}, in {time.perf_counter() - start:.0f} s",
+                  file=sys.stderr)  # fmt: skip
+    report({name: medians(r) for name, r in rows.items()})
 
 
 def report(results):
