@@ -11,11 +11,12 @@ so workers do not queue on PyTensor's compile lock, and the directory is kept be
 that a second run finds its modules compiled.
 
 A model's set-up is kept cheap for runs of many models: PyMC's per-chain traces share one
-compiled point function and record array-valued stats into one array per stat
-(:mod:`._chain_trace`: no stacking when the DataTree is built), and PyTensor keeps no creation
-stack on new variables while the model's graphs are built. Each model compiles its own
-functions: sharing them between models of one structure changed the last bits of the table
-with the number of workers (``docs/decisions/042-no-compiled-sharing-between-models.md``).
+compiled point function (:mod:`._chain_trace`; ExchangeMC's array stats are recorded into one
+array per stat by their declaration, :mod:`pymc_tempering.step_methods._record`: no stacking
+when the DataTree is built), and PyTensor keeps no creation stack on new variables while the
+model's graphs are built. Each model compiles its own functions: sharing them between models
+of one structure changed the last bits of the table with the number of workers
+(``docs/decisions/042-no-compiled-sharing-between-models.md``).
 """
 
 import hashlib
@@ -164,8 +165,7 @@ def _chain_traces(model, settings) -> dict:
     from pymc_tempering.step_methods._compile.trace import compile_trace_function
 
     fn, shapes, dtypes = compile_trace_function(model)
-    trace = ChainTrace(model=model, fn=fn, var_shapes=shapes, var_dtypes=dtypes)
-    return {"trace": trace}
+    return {"trace": ChainTrace(model=model, fn=fn, var_shapes=shapes, var_dtypes=dtypes)}
 
 
 @contextmanager

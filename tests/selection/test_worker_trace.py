@@ -1,6 +1,9 @@
-"""The compare_models workers' trace (selection/_chain_trace.py): array-valued stats recorded
-into one array per stat give PyMC's own DataTree, bit for bit, dtypes and shapes included; a
-stat whose values change shape or dtype falls back to PyMC's object array."""
+"""The compare_models workers' trace (``selection._worker._chain_traces``: PyMC's NDArray with
+one point function compiled per model, a new one for each chain, ``selection._chain_trace``)
+gives PyMC's own DataTree, bit for bit, dtypes and
+shapes included, and ExchangeMC's per-rung stats arrive as numeric arrays, not objects
+(their declaration, ``step_methods._record``), on a fixed ladder and on one whose number of
+rungs is tuned (padded stats)."""
 
 import warnings
 
@@ -10,7 +13,7 @@ import pytest
 
 from pymc_tempering import marginal_likelihood
 from pymc_tempering.evidence import EvidenceWarning
-from pymc_tempering.selection._chain_trace import ChainTrace
+from pymc_tempering.selection._worker import _chain_traces
 
 SETTINGS = {"n_rungs": 6, "draws": 40, "tune": 30, "chains": 2}
 
@@ -43,7 +46,7 @@ def assert_same_tree(a, b):
 
 def run(trace, adaptive):
     model = regression()
-    extra = {} if trace is None else {"trace": trace(model=model)}
+    extra = {} if trace is None else _chain_traces(model, {})
     if not adaptive:
         return marginal_likelihood(
             model, random_seed=11, cores=1, return_idata=True, progressbar=False,
@@ -63,55 +66,9 @@ def run(trace, adaptive):
 def test_exchange_run_gives_pymcs_datatree(adaptive):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvidenceWarning)
-        runs = [run(trace, adaptive) for trace in (None, ChainTrace)]
+        runs = [run(trace, adaptive) for trace in (None, "worker")]
     assert_same_tree(*runs)
     rung_loglik = runs[1].sample_stats.rung_loglik
     assert rung_loglik.dtype == np.float64 and rung_loglik.ndim == 3
-
-
-class Stats(pm.Metropolis):
-    """Metropolis with three array stats: steady, changing shape, changing dtype."""
-
-    stats_dtypes_shapes = {
-        **pm.Metropolis.stats_dtypes_shapes,
-        "steady": (object, None),
-        "reshaped": (object, None),
-        "retyped": (object, None),
-    }
-
-    def astep(self, q0):
-        q, (stats,) = super().astep(q0)
-        n = self.steps_until_tune  # varies from draw to draw
-        stats = {
-            **stats,
-            "steady": np.array([q.data[0], float(n)]),
-            "reshaped": np.arange(3 if n % 7 else 2, dtype=np.int64),
-            "retyped": np.array([n, n + 1], dtype=np.int64 if n % 5 else np.float64),
-        }
-        return q, [stats]
-
-
-def test_changing_shapes_and_dtypes_fall_back_to_pymcs_object_arrays():
-    runs = []
-    for trace in (None, ChainTrace):
-        with pm.Model() as model:
-            pm.Normal("x", 0.0, 1.0)
-            extra = {} if trace is None else {"trace": trace(model=model)}
-            runs.append(
-                pm.sample(
-                    draws=25,
-                    tune=10,
-                    chains=2,
-                    cores=1,
-                    step=Stats(),
-                    random_seed=2,
-                    progressbar=False,
-                    compute_convergence_checks=False,
-                    **extra,
-                )  # fmt: skip
-            )
-    stats = [run.sample_stats for run in runs]
-    assert stats[1]["steady"].shape == (2, 25, 2) and stats[1]["steady"].dtype == np.float64
-    assert stats[1]["reshaped"].dtype == object  # rows of 2 and 3: PyMC keeps objects
-    assert stats[1]["retyped"].dtype == np.float64  # int and float rows: PyMC's vstack upcasts
-    assert_same_tree(*runs)
+    assert runs[1].sample_stats.rung_replica.dtype == np.int64
+    assert runs[1].sample_stats.sampling_state.dtype == np.uint8
