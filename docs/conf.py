@@ -38,6 +38,9 @@ os.environ["IPYTHONDIR"] = str(_IPYTHONDIR)
 
 import pymc_tempering  # noqa: E402  (from ROOT, inserted above)
 
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+import read_order  # noqa: E402  (docs/_ext: the build's own helpers)
+
 project = "pymc_tempering"
 author = "pymc_tempering developers"
 copyright = "the pymc_tempering developers"
@@ -169,26 +172,15 @@ def _copy_mathjax(app, exc):
 
 
 def _spread_executed_pages(app, env, docnames):
-    """The executed pages dealt in turn to Sphinx's read chunks, in place. Its parallel read
-    (``-j``) gives each process a contiguous run of the sorted names, ``nproc`` at a time, so
-    the gallery's and the guide's pages, adjacent in that order, ran one after another while
-    the other process read plain pages. They go to the first chunks, a multiple of ``nproc``
-    of them, so that no executed page is left to a last round run alone
-    (docs/decisions/154-docs-build-order.md)."""
+    """The executed pages dealt across Sphinx's parallel read chunks, in place
+    (``docs/_ext/read_order.py``, docs/decisions/154-docs-build-order.md)."""
     from sphinx.util.parallel import make_chunks
 
-    executed = [d for d in docnames if "```{code-cell}" in Path(env.doc2path(d)).read_text()]
-    nproc = app.parallel
-    if nproc < 2 or not executed:
+    if app.parallel < 2:  # a serial read: one process, any order
         return
-    chunks = make_chunks(docnames, nproc)
-    full = len(chunks) - len(chunks) % nproc or len(chunks)
-    dealt = [executed[k::full] for k in range(full)] + [[] for _ in chunks[full:]]
-    plain = [d for d in docnames if d not in set(executed)][::-1]
-    order = []
-    for pages, chunk in zip(dealt, chunks, strict=True):
-        order += pages + [plain.pop() for _ in range(max(len(chunk) - len(pages), 0)) if plain]
-    docnames[:] = order + plain[::-1]
+    executed = {d for d in docnames if "```{code-cell}" in Path(env.doc2path(d)).read_text()}
+    sizes = [len(chunk) for chunk in make_chunks(docnames, app.parallel)]
+    docnames[:] = read_order.spread_executed(docnames, executed, sizes, app.parallel)
 
 
 def setup(app):
