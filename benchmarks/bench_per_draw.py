@@ -13,7 +13,12 @@ chain, the same step object, compiled before timing), in ``R`` interleaved repea
 - ``pm.Metropolis()`` and ``pmt.ExchangeMC()`` (the default: 32 rungs, the random walk, as
   this target keeps it);
 - ``ExchangeMC step alone``: ``step.step`` called in a plain loop (no PyMC's loop or record):
-  the point's mapping, the engine's sweep, its stats, the BLAS guard and the checkpoint row.
+  the point's mapping, the engine's sweep, its stats, the BLAS guard and the checkpoint row;
+- ``same work, one function``: a second ``pmt.ExchangeMC()`` whose ``step`` is
+  :func:`flat_step`, the same compiled calls, NumPy operations, stats and checkpoint rows in
+  one Python function, without the step protocol's and the engine's layers (the floor of this
+  design; decision 153). Before timing, its draws and stats are checked to equal
+  ``pmt.ExchangeMC()``'s bit for bit over 300 draws.
 
 Each ratio is against ``pm.Metropolis()``'s slope measured beside it, the four runs back to back
 (this machine's speed drifts by tens of percent over seconds, so a ratio of medians taken over
@@ -69,6 +74,91 @@ class FixedStats(ArrayStepShared):
 SHORT = 200  # the shorter run of each slope: its fixed costs cancel
 
 
+def flat_step(step):
+    """``step.step`` (a ``pmt.ExchangeMC()`` on a one-variable model, sampled with ``tune=0``)
+    as one function: the default draw after tuning (the walk, an exact prior rung, DEO swaps,
+    one sweep a draw, one leg) with the same calls in the same order, so the same draws and
+    stats; the first draw of a chain, which starts the replicas, is the step's own."""
+    from pymc_tempering._util.blas import one_blas_thread
+    from pymc_tempering.kernels.fused import sweep_kernel
+
+    run, real_step = step.run, step.step
+    leg = run.fixed
+    walk = leg.explorer.walk
+    assert run.variational is None and leg.prior_rung and leg.sweeps_per_draw == 1
+    assert leg.swap_scheme == "deo" and leg.options.max_rungs == leg.betas.size
+    fn, n = leg.density.batched, leg.betas.size
+    no_aux, no_q = np.empty((n, 0)), np.zeros(n)
+    (name,) = [v.name for v in step.vars]
+
+    def one_draw(point):
+        if leg.replicas is None or leg.tune or leg.explorer.needs_gradient:
+            return real_step(point)
+        with one_blas_thread():
+            pos = leg._prior_pos
+            if pos >= len(leg._prior_block):
+                block = leg.density.prior_draws_per_call
+                leg._prior_block, pos = leg.density.sample_prior(block, leg.rng), 0
+            leg._prior_pos = pos + 1
+            exact = leg._prior_block[pos]
+            r, random = leg.replicas, leg.random
+            if random is None or random.pos >= len(random.noise):  # a new block, as the walk
+                random = walk.explore(r, leg.betas, leg.scales, exact, leg.rng, None, leg._pairs)
+                random = random[2]._replace(pos=0)
+            k = random.pos
+            leg.random = random._replace(pos=k + 1)
+            log_u = random.log_u[k]
+            lower, pairs = leg._deo_pairs[1][leg.sweep % 2]
+            x = r.x + walk._step_scale(leg.scales) * random.noise[k]
+            x[0] = exact
+            logprior, loglik = fn(x)
+            record = np.empty((4, n))
+            leg._round_trips += sweep_kernel(
+                *r, x, no_aux, logprior, loglik, no_q, True, log_u[:n], lower, log_u[n:],
+                leg.betas, leg._last_end, record,
+            )  # fmt: skip
+            log_ratios = record[:2]
+            np.exp(np.minimum(log_ratios, 0.0, out=log_ratios), out=log_ratios)
+            swap_prob = record[1, pairs]
+            leg._swap_sum += swap_prob.sum()
+            leg._swap_attempts += swap_prob.size
+            leg.sweep += 1
+        scaling = leg._scaling
+        scaling.update(leg.scales.log_scaling)
+        stats = {
+            "tune": False, "accept": record[0, -1], "accepted": record[2, -1],
+            "scaling": scaling.top, "swap_rate": leg._swap_sum / max(leg._swap_attempts, 1),
+            "round_trips": leg._round_trips, "evidence_ladder": False, "betas": leg.betas,
+            "rung_loglik": r.loglik.copy(), "rung_accept": record[0],
+            "rung_scaling": scaling.rungs, "rung_replica": r.rung_replica.copy(),
+            "swap_accept": record[1, :-1], "swap_accepted": record[3, :-1],
+            "explorer": leg.explorer.code(),
+            "explorer_score": float(getattr(leg.scales, "gaussianity", np.nan)),
+        }  # fmt: skip
+        point = {name: r.x[-1].copy()}
+        stats["sampling_state"] = step._chunk(point)
+        return point, [stats]
+
+    return one_draw
+
+
+def check_flat_step(model, exchange, flat, draws=300):
+    """Raises unless ``flat`` (a step whose ``step`` is :func:`flat_step`) gives
+    ``exchange``'s draws and stats bit for bit."""
+    runs = []
+    for step in (exchange, flat):
+        with model:
+            runs.append(pm.sample(
+                draws=draws, tune=0, chains=1, cores=1, step=step, random_seed=3,
+                progressbar=False, compute_convergence_checks=False,
+            ))  # fmt: skip
+    for group in ("posterior", "sample_stats"):
+        a, b = (run[group].to_dataset() for run in runs)
+        assert set(a.data_vars) == set(b.data_vars), (group, set(a.data_vars) ^ set(b.data_vars))
+        for name in a.data_vars:
+            np.testing.assert_array_equal(a[name].values, b[name].values, err_msg=name)
+
+
 def sample(model, step, draws):
     with model:
         pm.sample(
@@ -118,6 +208,10 @@ def main():
     with model:
         exchange = pmt.ExchangeMC()
         metropolis = pm.Metropolis()
+    with model:
+        flat = pmt.ExchangeMC()
+    flat.step = flat_step(flat)
+    check_flat_step(model, exchange, flat)
     sample(model, exchange, 10)  # compiled, and its stats of one draw read below
     exchange.setup_chain(np.random.default_rng(0), tune=0, draws=1)
     _, (our_stats,) = exchange.step(model.initial_point())
@@ -127,6 +221,7 @@ def main():
             "PyMC loop, our stats": FixedStats(our_stats, exchange.stats_dtypes[0]),
             "pm.Metropolis()": metropolis,
             "pmt.ExchangeMC()": exchange,
+            "same work, one function": flat,
         }
     for step in steps.values():
         sample(model, step, 10)
