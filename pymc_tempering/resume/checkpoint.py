@@ -23,7 +23,7 @@ from pymc.util import get_state_from_generator
 from pymc_tempering._util.fingerprint import model_graph_digests
 from pymc_tempering.resume import codec
 from pymc_tempering.resume.layout import CHUNK_BYTES, HEADER, ROW_BYTES, STATE_STAT
-from pymc_tempering.step_methods._record import record_dtypes
+from pymc_tempering.step_methods._record import declared_shapes, record_dtypes
 
 __all__ = ["CHUNK_BYTES", "HEADER", "STATE_STAT", "Resumable", "chain_index", "step_record"]
 
@@ -129,6 +129,7 @@ class Resumable:
         # the stats of fixed length stored as rows of one array (step_methods._record)
         fixed = {STATE_STAT: (np.uint8, ROW_BYTES), **self._array_stat_shapes()}
         self.stats_dtypes = [record_dtypes(self.stats_dtypes_shapes, fixed)]
+        self.stats_dtypes_shapes = declared_shapes(self.stats_dtypes_shapes, fixed)
 
     def _array_stat_shapes(self) -> dict:
         """The step's own array stats of fixed length, ``name -> (dtype, length)``, beside

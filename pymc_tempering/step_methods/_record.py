@@ -1,7 +1,7 @@
 """How a step method declares its sampler stats to PyMC's default trace.
 
 A step declares each stat twice: ``stats_dtypes_shapes`` (name -> dtype and shape, read by
-PyMC's DataTree conversion, ZarrTrace and mcbackend) and ``stats_dtypes`` (name -> dtype,
+PyMC's ``ZarrTrace`` and mcbackend) and ``stats_dtypes`` (name -> dtype,
 read by PyMC's default ``NDArray`` trace, which stores each stat of a chain as
 ``np.zeros(draws, dtype)``). An array stat declared ``(object, None)`` is then one array
 object per draw, which PyMC stacks (``np.vstack``) when the run is read
@@ -9,12 +9,14 @@ object per draw, which PyMC stacks (``np.vstack``) when the run is read
 NumPy subarray dtype ``(dtype, (n,))`` makes the same ``np.zeros`` a ``(draws, n)`` array
 whose rows PyMC writes in place, and reads as it is: the same values, dims and DataTree, with
 no object per draw and no stacking (tests/step_methods/test_record.py; the per-draw cost is in
-``benchmarks/bench_per_draw.py``).
+``benchmarks/bench_per_draw.py``). The same lengths go into the step object's
+``stats_dtypes_shapes`` (:func:`declared_shapes`), from which ``ZarrTrace`` and mcbackend
+allocate (docs/decisions/153-per-draw-path.md).
 """
 
 import numpy as np
 
-__all__ = ["record_dtypes"]
+__all__ = ["declared_shapes", "record_dtypes"]
 
 
 def record_dtypes(stats_dtypes_shapes: dict, fixed: dict) -> dict:
@@ -38,4 +40,17 @@ def record_dtypes(stats_dtypes_shapes: dict, fixed: dict) -> dict:
             raise ValueError(f"Stat {name!r}: a length must be >= 0, got {length}.")
         if int(length) > 0:  # NumPy allocates a (draws,) array for a (dtype, (0,)) subarray
             out[name] = np.dtype((element, (int(length),)))
+    return out
+
+
+def declared_shapes(stats_dtypes_shapes: dict, fixed: dict) -> dict:
+    """``stats_dtypes_shapes`` with each stat named in ``fixed`` (as :func:`record_dtypes`
+    takes it) declared ``(element dtype, [length])``: what PyMC's ``ZarrTrace`` and mcbackend
+    allocate from, one ``(chains, draws, length)`` array. ``(object, None)`` gives them an
+    array of objects, and ``ZarrTrace`` then fails at its first write of a stacked
+    ``(draws, length)`` buffer. Stats of length 0 stay as declared."""
+    out = dict(stats_dtypes_shapes)
+    for name, (element, length) in fixed.items():
+        if int(length) > 0:
+            out[name] = (np.dtype(element), [int(length)])
     return out

@@ -280,10 +280,14 @@ def test_datatree_stats_have_the_declared_dtypes_and_shapes(runs):
     for group, n_draws in (("sample_stats", DRAWS), ("warmup_sample_stats", TUNE)):
         stats = idata[group]
         assert set(stats.data_vars) == set(declared), group
-        for name, (dtype, _) in declared.items():
+        for name, (dtype, shape) in declared.items():
             if dtype is object:
                 assert stats[name].dims == ("chain", "draw", f"{name}_dim_0"), name
                 assert stats[name].dtype.kind in "fiub", (name, stats[name].dtype)
+            elif shape:  # a fixed length, declared for ZarrTrace and mcbackend (_record)
+                assert stats[name].dims == ("chain", "draw", f"{name}_dim_0"), name
+                assert stats[name].dtype == np.dtype(dtype), (name, stats[name].dtype)
+                assert stats[name].sizes[f"{name}_dim_0"] == shape[0], name
             else:
                 assert stats[name].dims == ("chain", "draw"), name
                 assert stats[name].dtype == np.dtype(dtype), (name, stats[name].dtype)

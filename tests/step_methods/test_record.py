@@ -10,7 +10,7 @@ import targets
 
 import pymc_tempering as pmt
 from pymc_tempering.resume.layout import ROW_BYTES, STATE_STAT
-from pymc_tempering.step_methods._record import record_dtypes
+from pymc_tempering.step_methods._record import declared_shapes, record_dtypes
 from pymc_tempering.trace import LADDER_STAT, PAIR_STATS, RUNG_STATS, VARIATIONAL_PREFIX
 
 DECLARED = {"accept": (np.float64, []), "betas": (object, None), "rungs": (object, None)}
@@ -25,6 +25,13 @@ def test_fixed_lengths_become_subarray_dtypes_and_the_rest_stay_as_declared():
     assert record_dtypes(DECLARED, {})["betas"] is object
     # length 0 stays an object: NumPy's np.zeros(3, (float, (0,))) has shape (3,), not (3, 0)
     assert record_dtypes(DECLARED, {"betas": (np.float64, 0)})["betas"] is object
+
+
+def test_fixed_lengths_are_declared_as_shapes_for_zarr_and_mcbackend():
+    out = declared_shapes(DECLARED, {"betas": (np.float64, 5), "rungs": (np.int64, 0)})
+    assert out["betas"] == (np.dtype(np.float64), [5])
+    assert out["rungs"] == (object, None) and out["accept"] == (np.float64, [])
+    assert DECLARED["betas"] == (object, None)  # the class's declaration is left alone
 
 
 @pytest.mark.parametrize(
@@ -77,7 +84,11 @@ def test_the_datatree_is_the_one_pymcs_object_stats_give(name):
         step = make_step()
     assert step.stats_dtypes[0][STATE_STAT] == np.dtype((np.uint8, (ROW_BYTES,)))
     ours = _sample(model, step)
-    step.stats_dtypes = [{n: dtype for n, (dtype, _) in step.stats_dtypes_shapes.items()}]
+    # PyMC's default for an array stat: an object per draw, stacked when the run is read
+    objects = {
+        n: object if shape else dtype for n, (dtype, shape) in step.stats_dtypes_shapes.items()
+    }
+    step.stats_dtypes = [objects]
     pymcs = _sample(model, step)
     for group in ("sample_stats", "warmup_sample_stats", "posterior"):
         a, b = ours[group].to_dataset(), pymcs[group].to_dataset()
@@ -123,3 +134,66 @@ def test_every_draws_array_stats_are_as_long_as_declared(name):
             assert value.dtype.kind == step.stats_dtypes[0][stat].base.kind, (i, stat)
     if name == "adapt_n_rungs":
         assert len(sizes) > 1 and max(sizes) < n_rungs, sizes  # resized, and padded
+
+
+@pytest.mark.parametrize("name", list(STEPS))
+def test_the_declared_shapes_are_the_emitted_ones(name):
+    """What PyMC's ZarrTrace and mcbackend allocate from (``stats_dtypes_shapes``, read through
+    PyMC's ``get_stats_dtypes_shapes_from_steps``) is each fixed-length stat's element dtype and
+    length, as the NDArray trace stores them; the other stats as the class declares them."""
+    from pymc.step_methods.compound import get_stats_dtypes_shapes_from_steps
+
+    make_model, make_step = STEPS[name]
+    with make_model() as model:
+        step = make_step()
+    shapes = get_stats_dtypes_shapes_from_steps([step])
+    lengths = _lengths(step)
+    for stat, (dtype, shape) in step.stats_dtypes_shapes.items():
+        if stat in lengths:
+            assert shape == list(lengths[stat]), stat
+            assert np.dtype(dtype) == step.stats_dtypes[0][stat].base, stat
+        else:
+            assert (dtype, shape) == type(step).stats_dtypes_shapes.get(stat, (dtype, shape))
+        assert shapes[f"sampler_0__{stat}"] == (dtype, shape)
+    idata = _sample(model, step, draws=10, tune=10)
+    for stat, length in lengths.items():
+        assert idata.sample_stats[stat].shape[2:] == length, stat
+
+
+def _zarr_trace():
+    """PyMC's ZarrTrace where this environment can record with it (zarr 2's API), with
+    numcodecs' pickled objects allowed (PyMC's own ``_sampling_state`` group needs them)."""
+    zarr = pytest.importorskip("zarr", reason="ZarrTrace needs zarr")
+    if not zarr.__version__.startswith("2."):
+        pytest.skip(f"PyMC's ZarrTrace needs zarr 2's API, found zarr {zarr.__version__}")
+    import numcodecs.pickles
+    from pymc.backends.zarr import ZarrTrace
+
+    numcodecs.pickles.ALLOW_UNSAFE_PICKLE_DECODE = True
+    return ZarrTrace()
+
+
+@pytest.mark.parametrize("name", ["exchange", "variational", "mala"])
+def test_zarr_trace_records_what_the_default_trace_records(name, monkeypatch):
+    """Each stat and draw that PyMC's ZarrTrace writes equals the default trace's, bit for bit
+    (read from the store: PyMC 6's conversion of a ZarrTrace to a DataTree fails here for
+    every sampler, pm.Metropolis too, on xarray's zarr 3 API)."""
+    import numcodecs.pickles
+
+    monkeypatch.setattr(numcodecs.pickles, "ALLOW_UNSAFE_PICKLE_DECODE", False, raising=False)
+    trace = _zarr_trace()
+    make_model, make_step = STEPS[name]
+    model = make_model()
+    kw = dict(draws=30, tune=20, chains=2, cores=1, random_seed=5, progressbar=False,
+              compute_convergence_checks=False)  # fmt: skip
+    with model:
+        idata = pm.sample(step=make_step(), **kw)
+        pm.sample(step=make_step(), trace=trace, return_inferencedata=False, **kw)
+    stats = trace.root["sample_stats"]
+    for stat in idata.sample_stats.data_vars:
+        stored = {"lp": "model_logp"}.get(stat, stat)  # PyMC's DataTree renames that one
+        want, got = idata.sample_stats[stat].values, stats[f"sampler_0__{stored}"][:]
+        assert got.shape == want.shape and got.dtype == want.dtype, stat
+        np.testing.assert_array_equal(got, want, err_msg=stat)
+    for var in idata.posterior.data_vars:
+        np.testing.assert_array_equal(trace.root["posterior"][var][:], idata.posterior[var])
