@@ -160,16 +160,17 @@ def test_the_declared_shapes_are_the_emitted_ones(name):
         assert idata.sample_stats[stat].shape[2:] == length, stat
 
 
-def _zarr_trace():
+def _zarr_trace(monkeypatch):
     """PyMC's ZarrTrace where this environment can record with it (zarr 2's API), with
-    numcodecs' pickled objects allowed (PyMC's own ``_sampling_state`` group needs them)."""
+    numcodecs' pickled objects allowed for this test (PyMC's own ``_sampling_state`` group
+    needs them); skips without zarr 2 (zarr is no dependency of ours)."""
     zarr = pytest.importorskip("zarr", reason="ZarrTrace needs zarr")
     if not zarr.__version__.startswith("2."):
         pytest.skip(f"PyMC's ZarrTrace needs zarr 2's API, found zarr {zarr.__version__}")
     import numcodecs.pickles
     from pymc.backends.zarr import ZarrTrace
 
-    numcodecs.pickles.ALLOW_UNSAFE_PICKLE_DECODE = True
+    monkeypatch.setattr(numcodecs.pickles, "ALLOW_UNSAFE_PICKLE_DECODE", True, raising=False)
     return ZarrTrace()
 
 
@@ -178,10 +179,7 @@ def test_zarr_trace_records_what_the_default_trace_records(name, monkeypatch):
     """Each stat and draw that PyMC's ZarrTrace writes equals the default trace's, bit for bit
     (read from the store: PyMC 6's conversion of a ZarrTrace to a DataTree fails here for
     every sampler, pm.Metropolis too, on xarray's zarr 3 API)."""
-    import numcodecs.pickles
-
-    monkeypatch.setattr(numcodecs.pickles, "ALLOW_UNSAFE_PICKLE_DECODE", False, raising=False)
-    trace = _zarr_trace()
+    trace = _zarr_trace(monkeypatch)
     make_model, make_step = STEPS[name]
     model = make_model()
     kw = dict(draws=30, tune=20, chains=2, cores=1, random_seed=5, progressbar=False,
