@@ -45,6 +45,7 @@ import time  # noqa: E402
 import arviz as az  # noqa: E402
 import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402
+from harness import load_report  # noqa: E402
 from problems import (  # noqa: E402
     CORRELATED,
     ar_model,
@@ -168,21 +169,24 @@ def _run(model, step, draws, tune):
         return time.perf_counter() - start
 
 
-def time_sampler(model, make_step, draws, tune, repeats=3):
-    """Marginal seconds per draw: the slope between runs of ``draws`` and ``2 * draws`` draws.
-
-    pm.sample has fixed costs (start-point checks, DataTree conversion) that would otherwise
-    be spread over the draws; the slope removes them for both samplers alike. Median of
-    ``repeats`` to damp noise from other processes.
-    """
+def paired_slopes(model, make_metropolis, make_exchange, draws, tune, repeats=5):
+    """Marginal seconds per draw of each sampler: the slope between runs of ``draws`` and
+    ``2 * draws`` draws (pm.sample's fixed costs, start-point checks and DataTree conversion,
+    cancel), the two samplers' runs back to back within each repeat and the ratio taken within
+    it: this machine's speed drifts by tens of percent over minutes, so a ratio of medians
+    timed one sampler after the other is not comparable (docs/decisions/153-per-draw-path.md).
+    Returns ``(metropolis s, exchange s, ratio, (q1, q3) of the ratio, exchange step)``."""
     with model:
-        step = make_step()
-    slopes = []
+        metropolis, exchange = make_metropolis(), make_exchange()
+    pairs = []
     for _ in range(repeats):
-        short = _run(model, step, draws, tune)
-        long = _run(model, step, 2 * draws, tune)
-        slopes.append((long - short) / draws)
-    return float(np.median(slopes)), step
+        m0, e0 = _run(model, metropolis, draws, tune), _run(model, exchange, draws, tune)
+        m1, e1 = _run(model, metropolis, 2 * draws, tune), _run(model, exchange, 2 * draws, tune)
+        pairs.append(((m1 - m0) / draws, (e1 - e0) / draws))
+    pairs = np.array(pairs)
+    ratio = pairs[:, 1] / pairs[:, 0]
+    q1, q3 = np.percentile(ratio, [25, 75])
+    return *np.median(pairs, axis=0), float(np.median(ratio)), (q1, q3), exchange
 
 
 def density_share(model, step, draws):
@@ -269,23 +273,32 @@ def main():
     args.draws, args.tune = args.draws or 4000, args.tune or 200
     args.repeats = args.repeats or 5
     rows = []
+    load_before = os.getloadavg()
     for label, build in [
         ("bimodal 2-D mixture", bimodal_model),
         ("logistic n=1000 k=5", logistic_model),
     ]:
         model = build()
-        t_metro, _ = time_sampler(model, pm.Metropolis, args.draws, args.tune, args.repeats)
-        t_pt, step = time_sampler(
-            model, lambda: pmt.ExchangeMC(n_rungs=32), args.draws, args.tune, args.repeats
+        t_metro, t_pt, ratio, quartiles, step = paired_slopes(
+            model,
+            pm.Metropolis,
+            lambda: pmt.ExchangeMC(n_rungs=32),
+            args.draws,
+            args.tune,
+            args.repeats,
         )
         share = density_share(model, step, args.draws)
-        rows.append((label, t_metro, t_pt, t_pt / t_metro, share))
+        rows.append((label, t_metro, t_pt, ratio, quartiles, share))
     print(
         f"{'model':<22}{'Metropolis us/draw':>20}{'ExchangeMC(32) us/draw':>24}"
-        f"{'ratio':>8}{'share in logp call':>20}"
+        f"{'ratio':>8}{'quartiles':>13}{'share in logp call':>20}"
     )
-    for label, t_m, t_p, ratio, share in rows:
-        print(f"{label:<22}{t_m * 1e6:>20.1f}{t_p * 1e6:>24.1f}{ratio:>8.2f}{share:>20.1%}")
+    for label, t_m, t_p, ratio, (q1, q3), share in rows:
+        print(
+            f"{label:<22}{t_m * 1e6:>20.1f}{t_p * 1e6:>24.1f}{ratio:>8.2f}"
+            f"{q1:>7.2f}-{q3:<5.2f}{share:>20.1%}"
+        )
+    print(load_report(load_before, os.getloadavg()))
 
 
 if __name__ == "__main__":
