@@ -45,6 +45,7 @@ import time  # noqa: E402
 import arviz as az  # noqa: E402
 import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402
+from bench_per_draw import paired_slopes  # noqa: E402
 from harness import load_report  # noqa: E402
 from problems import (  # noqa: E402
     CORRELATED,
@@ -169,24 +170,23 @@ def _run(model, step, draws, tune):
         return time.perf_counter() - start
 
 
-def paired_slopes(model, make_metropolis, make_exchange, draws, tune, repeats=5):
-    """Marginal seconds per draw of each sampler: the slope between runs of ``draws`` and
-    ``2 * draws`` draws (pm.sample's fixed costs, start-point checks and DataTree conversion,
-    cancel), the two samplers' runs back to back within each repeat and the ratio taken within
-    it: this machine's speed drifts by tens of percent over minutes, so a ratio of medians
-    timed one sampler after the other is not comparable (docs/decisions/153-per-draw-path.md).
-    Returns ``(metropolis s, exchange s, ratio, (q1, q3) of the ratio, exchange step)``."""
+def paired_ratio(model, make_metropolis, make_exchange, draws, tune, repeats=5):
+    """Marginal seconds per draw of each sampler, the slope between runs of ``draws`` and
+    ``2 * draws`` draws timed back to back (:func:`bench_per_draw.paired_slopes`), and the
+    ratio taken within each repeat. Returns ``(metropolis s, exchange s, ratio, (q1, q3) of
+    the ratio, exchange step)``, medians over ``repeats``."""
     with model:
         metropolis, exchange = make_metropolis(), make_exchange()
-    pairs = []
-    for _ in range(repeats):
-        m0, e0 = _run(model, metropolis, draws, tune), _run(model, exchange, draws, tune)
-        m1, e1 = _run(model, metropolis, 2 * draws, tune), _run(model, exchange, 2 * draws, tune)
-        pairs.append(((m1 - m0) / draws, (e1 - e0) / draws))
-    pairs = np.array(pairs)
-    ratio = pairs[:, 1] / pairs[:, 0]
+    pairs = np.array(
+        [
+            paired_slopes(model, exchange, metropolis, 2 * draws, short=draws, tune=tune)
+            for _ in range(repeats)
+        ]
+    )
+    ratio = pairs[:, 0] / pairs[:, 1]
     q1, q3 = np.percentile(ratio, [25, 75])
-    return *np.median(pairs, axis=0), float(np.median(ratio)), (q1, q3), exchange
+    t_exchange, t_metropolis = np.median(pairs, axis=0)
+    return t_metropolis, t_exchange, float(np.median(ratio)), (q1, q3), exchange
 
 
 def density_share(model, step, draws):
@@ -279,7 +279,7 @@ def main():
         ("logistic n=1000 k=5", logistic_model),
     ]:
         model = build()
-        t_metro, t_pt, ratio, quartiles, step = paired_slopes(
+        t_metro, t_pt, ratio, quartiles, step = paired_ratio(
             model,
             pm.Metropolis,
             lambda: pmt.ExchangeMC(n_rungs=32),

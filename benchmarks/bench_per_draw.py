@@ -159,25 +159,25 @@ def check_flat_step(model, exchange, flat, draws=300):
             np.testing.assert_array_equal(a[name].values, b[name].values, err_msg=name)
 
 
-def sample(model, step, draws):
+def sample(model, step, draws, tune=0):
     with model:
         pm.sample(
-            draws=draws, tune=0, chains=1, cores=1, step=step, random_seed=1,
+            draws=draws, tune=tune, chains=1, cores=1, step=step, random_seed=1,
             progressbar=False, compute_convergence_checks=False,
         )  # fmt: skip
 
 
-def paired_slopes(model, step, metropolis, draws, short=SHORT):
+def paired_slopes(model, step, metropolis, draws, short=SHORT, tune=0):
     """Seconds per draw of ``step`` and of ``metropolis``, each the slope between ``short`` and
-    ``draws`` draws, the four runs back to back (``step`` a callable ``n -> seconds`` or a step
-    method): this machine's speed drifts by tens of percent over seconds, so a ratio is taken
-    between runs made seconds apart."""
+    ``draws`` draws (each run after ``tune`` tuning draws), the four runs back to back (``step``
+    a callable ``n -> seconds`` or a step method): this machine's speed drifts by tens of
+    percent over seconds, so a ratio is taken between runs made seconds apart."""
 
     def seconds(s, n):
         if callable(s):
             return s(n)
         start = time.perf_counter()
-        sample(model, s, n)
+        sample(model, s, n, tune)
         return time.perf_counter() - start
 
     a0, m0 = seconds(step, short), seconds(metropolis, short)

@@ -129,7 +129,7 @@ class Resumable:
         # the stats of fixed length stored as rows of one array (step_methods._record)
         fixed = {STATE_STAT: (np.uint8, ROW_BYTES), **self._array_stat_shapes()}
         self.stats_dtypes = [record_dtypes(self.stats_dtypes_shapes, fixed)]
-        self.stats_dtypes_shapes = declared_shapes(self.stats_dtypes_shapes, fixed)
+        self.stats_dtypes_shapes = declared_shapes(self.stats_dtypes_shapes, self.stats_dtypes[0])
 
     def _array_stat_shapes(self) -> dict:
         """The step's own array stats of fixed length, ``name -> (dtype, length)``, beside

@@ -43,14 +43,14 @@ def record_dtypes(stats_dtypes_shapes: dict, fixed: dict) -> dict:
     return out
 
 
-def declared_shapes(stats_dtypes_shapes: dict, fixed: dict) -> dict:
-    """``stats_dtypes_shapes`` with each stat named in ``fixed`` (as :func:`record_dtypes`
-    takes it) declared ``(element dtype, [length])``: what PyMC's ``ZarrTrace`` and mcbackend
-    allocate from, one ``(chains, draws, length)`` array. ``(object, None)`` gives them an
-    array of objects, and ``ZarrTrace`` then fails at its first write of a stacked
-    ``(draws, length)`` buffer. Stats of length 0 stay as declared."""
+def declared_shapes(stats_dtypes_shapes: dict, stats_dtypes: dict) -> dict:
+    """``stats_dtypes_shapes`` with each stat that :func:`record_dtypes` made a subarray dtype
+    (``stats_dtypes``, its result) declared ``(element dtype, [length])``: what PyMC's
+    ``ZarrTrace`` and mcbackend allocate from, one ``(chains, draws, length)`` array.
+    ``(object, None)`` gives them an array of objects, and ``ZarrTrace`` then fails at its
+    first write of a stacked ``(draws, length)`` buffer."""
     out = dict(stats_dtypes_shapes)
-    for name, (element, length) in fixed.items():
-        if int(length) > 0:
-            out[name] = (np.dtype(element), [int(length)])
+    for name, dtype in stats_dtypes.items():
+        if np.dtype(dtype).shape:
+            out[name] = (np.dtype(dtype).base, list(np.dtype(dtype).shape))
     return out

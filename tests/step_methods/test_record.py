@@ -28,7 +28,8 @@ def test_fixed_lengths_become_subarray_dtypes_and_the_rest_stay_as_declared():
 
 
 def test_fixed_lengths_are_declared_as_shapes_for_zarr_and_mcbackend():
-    out = declared_shapes(DECLARED, {"betas": (np.float64, 5), "rungs": (np.int64, 0)})
+    fixed = {"betas": (np.float64, 5), "rungs": (np.int64, 0)}
+    out = declared_shapes(DECLARED, record_dtypes(DECLARED, fixed))
     assert out["betas"] == (np.dtype(np.float64), [5])
     assert out["rungs"] == (object, None) and out["accept"] == (np.float64, [])
     assert DECLARED["betas"] == (object, None)  # the class's declaration is left alone
