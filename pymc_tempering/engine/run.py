@@ -124,9 +124,11 @@ class TemperingRun:
 
     def draw(self, q0):
         """``(x, stats)``: the ``beta = 1`` replica after this draw's sweeps (a copy) and the
-        draw's stats; the first call starts the replicas from ``q0``."""
+        draw's stats; the first call starts the replicas from ``q0`` (read at that call only,
+        and copied)."""
         fixed = self.fixed
-        if fixed.replicas is None:  # the first draw: the top rung starts at q0
+        if fixed.replicas is None:  # the first draw: the top rung starts at q0 (a copy)
+            q0 = np.array(q0, dtype=np.float64)
             if self.reference_only:
                 self._start_reference(q0)
             fixed.start(q0)

@@ -13,29 +13,47 @@ class FlatPointStep:
     flattens the point and maps the new state back in the layout learnt at the first call,
     as ``DictToArrayBijection.map`` / ``rmap`` do, the same values in the same order, at
     about a third of their cost (2-3 us of a MALA draw that costs 30-50 us). The returned
-    arrays are views of the state, which the samplers never change in place."""
+    arrays are views of the state, which the samplers never change in place.
+
+    The move itself is :meth:`_array_step` on the flat vector: ``astep`` by default; a
+    subclass that works on plain arrays overrides it and skips ``RaveledVars`` both ways
+    (ExchangeMC; ``benchmarks/bench_per_draw.py``). A point of one variable, the common case,
+    is checked by its name and shape alone."""
 
     _flat_layout = None  # ((name, shape) in the point's order, point_map_info)
+    _flat_one = None  # (name, shape, dtype) where the layout is of one variable
 
     def step(self, point):
         if self.shared:  # other step methods sample some variables: PyMC's general path
             return super().step(point)
+        one = self._flat_one
+        if one is not None and len(point) == 1:
+            ((name, value),) = point.items()
+            if name == one[0] and np.shape(value) == one[1]:
+                x, stats = self._array_step(value.ravel())
+                return {name: x.reshape(one[1]).astype(one[2], copy=False)}, stats
         layout = self._flat_layout
         key = [(name, np.shape(value)) for name, value in point.items()]
         if layout is None or layout[0] != key:  # first call, or other variables or shapes
             q = DictToArrayBijection.map(point)
             self._flat_layout = layout = (key, q.point_map_info)
-        elif len(point) == 1:
-            (value,) = point.values()
-            q = RaveledVars(value.ravel(), layout[1])
-        else:
-            q = RaveledVars(np.concatenate([v.ravel() for v in point.values()]), layout[1])
-        apoint, stats = self.astep(q)
-        data, out, start = apoint.data, {}, 0
+            if len(key) == 1:  # the short path's from here on
+                ((name, shape, _, dtype),) = q.point_map_info
+                self._flat_one = (name, shape, dtype)
+            x = q.data
+        else:  # several variables (one is the short path's)
+            x = np.concatenate([v.ravel() for v in point.values()])
+        data, stats = self._array_step(x)
+        out, start = {}, 0
         for name, shape, size, dtype in layout[1]:
             out[name] = data[start : start + size].reshape(shape).astype(dtype, copy=False)
             start += size
         return out, stats
+
+    def _array_step(self, x):
+        """``(new flat state, stats)`` from the flat state ``x``: ``astep``'s, by default."""
+        apoint, stats = self.astep(RaveledVars(x, self._flat_layout[1]))
+        return apoint.data, stats
 
 
 def same_state(x, cached) -> bool:

@@ -7,7 +7,6 @@ the run's draw, the sampling state the engine's records (:mod:`.state`), the sta
 :data:`pymc_tempering.trace.EXCHANGE_STATS`.
 """
 
-import numpy as np
 from pymc.blocking import RaveledVars
 from pymc.model import modelcontext
 from pymc.step_methods.arraystep import ArrayStepShared
@@ -217,10 +216,15 @@ class ExchangeMC(Resumable, FlatPointStep, ArrayStepShared):
         self.run.stop_tuning()
 
     def astep(self, q0: RaveledVars):
-        # every sweep's NumPy / SciPy algebra (both legs) on one OpenBLAS thread: decision 131
+        x, stats = self._array_step(q0.data)
+        return RaveledVars(x, q0.point_map_info), stats
+
+    def _array_step(self, x):
+        # the run's draw on the flat state, without RaveledVars (FlatPointStep); every sweep's
+        # NumPy / SciPy algebra (both legs) on one OpenBLAS thread: decision 131
         with one_blas_thread():
-            x, stats = self.run.draw(q0.data.astype(np.float64))
-        return RaveledVars(x, q0.point_map_info), [stats]
+            x, stats = self.run.draw(x)
+        return x, [stats]
 
     @staticmethod
     def competence(var, has_grad):

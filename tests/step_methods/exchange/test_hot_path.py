@@ -143,3 +143,92 @@ def test_the_flat_point_step_gives_pymcs_point_with_discrete_and_shaped_variable
             np.testing.assert_array_equal(fast_stats[0][stat], generic_stats[0][stat])
     assert fast["k"].dtype.kind == "i"
     assert any(not np.array_equal(fast[k], point[k]) for k in point)  # it moved
+
+
+def _one_variable_model():
+    """One vector variable (the flat step's common case) with a transform and correlated
+    coordinates, so that a slip in the mapping shows in the values."""
+    import pymc as pm
+
+    with pm.Model() as model:
+        w = pm.Normal("w", 0.0, 2.0, shape=(2, 3))
+        pm.Normal("y", w.sum(axis=0) + w[0], 1.0, observed=np.array([0.5, -1.0, 2.0]))
+    return model
+
+
+def test_a_one_variable_point_takes_the_short_path_to_the_same_draw():
+    """A point of one variable is mapped by its name and shape alone (``FlatPointStep``'s
+    ``_flat_one``): the same point and stats as PyMC's general ``ArrayStepShared.step``, bit
+    for bit, in shape and dtype; a point of another shape or name is mapped anew."""
+    from pymc.step_methods.arraystep import ArrayStepShared
+
+    model = _one_variable_model()
+    with model:
+        step = ExchangeMC(n_rungs=4, explorer="rwm", compile_kwargs=FAST)
+    step.setup_chain(np.random.default_rng(5), tune=10, draws=0)
+    point = fast = generic = model.initial_point()
+    for _ in range(12):
+        state = step.sampling_state
+        fast, fast_stats = step.step(fast)
+        step.sampling_state = state
+        generic, generic_stats = ArrayStepShared.step(step, generic)
+        assert list(fast) == ["w"] and fast["w"].shape == (2, 3)
+        assert fast["w"].dtype == generic["w"].dtype == point["w"].dtype
+        np.testing.assert_array_equal(fast["w"], generic["w"], strict=True)
+        for stat in ("rung_loglik", "rung_replica", "rung_accept", "swap_accept"):
+            np.testing.assert_array_equal(fast_stats[0][stat], generic_stats[0][stat])
+    assert step._flat_one == ("w", (2, 3), point["w"].dtype)
+    assert not np.array_equal(fast["w"], point["w"])  # it moved
+    # a point laid out otherwise: the layout is learnt again, not read with the old one
+    other = {"w": fast["w"].T.copy()}
+    moved, _ = step.step(other)
+    assert moved["w"].shape == (3, 2) and step._flat_one == ("w", (3, 2), point["w"].dtype)
+    renamed, _ = step.step({"v": moved["w"]})
+    assert list(renamed) == ["v"] and step._flat_one == ("v", (3, 2), point["w"].dtype)
+
+
+def test_the_first_draw_copies_the_start_point():
+    """The run reads the start point at the first draw of a chain only, as a float64 copy:
+    changing the point PyMC handed in afterwards changes nothing of the run (here the
+    reference ``N(q0, I)`` of a model with a flat prior, which keeps its mean). A second
+    chain of the same step object gets a view of PyMC's point (the layout is learnt)."""
+    import pymc as pm
+
+    with pm.Model() as model:
+        mu = pm.Flat("mu", shape=2)
+        pm.Normal("y", mu, 1.0, observed=np.array([[0.3, -0.2], [1.0, 0.4]]))
+    with model:
+        step = ExchangeMC(n_rungs=3, explorer="rwm", compile_kwargs=FAST)
+    for chain in range(2):
+        step.setup_chain(np.random.default_rng(chain), tune=5, draws=0)
+        start = {"mu": np.array([0.1, -0.7])}
+        step.step(start)
+        mean = step.run.reference_fit.reference.mean
+        assert mean.dtype == np.float64
+        np.testing.assert_array_equal(mean, [0.1, -0.7])
+        start["mu"][:] = 99.0
+        np.testing.assert_array_equal(step.run.reference_fit.reference.mean, [0.1, -0.7])
+
+
+def test_a_one_variable_discrete_point_keeps_its_integer_dtype():
+    """The short path casts the flat float64 state back to the variable's dtype, as PyMC's
+    ``rmap`` does: a model of one integer vector gets integer draws."""
+    import pymc as pm
+    from pymc.step_methods.arraystep import ArrayStepShared
+
+    with pm.Model() as model:
+        k = pm.Binomial("k", n=12, p=0.4, shape=2)
+        pm.Normal("y", k[0] - k[1], 1.0, observed=np.array([1.5, 2.5]))
+    with model:
+        step = ExchangeMC(n_rungs=3, compile_kwargs=FAST)
+    step.setup_chain(np.random.default_rng(2), tune=5, draws=0)
+    point = model.initial_point()
+    for _ in range(8):
+        state = step.sampling_state
+        fast, _ = step.step(point)
+        step.sampling_state = state
+        generic, _ = ArrayStepShared.step(step, point)
+        assert fast["k"].dtype == generic["k"].dtype == point["k"].dtype
+        assert fast["k"].dtype.kind == "i"
+        np.testing.assert_array_equal(fast["k"], generic["k"], strict=True)
+        point = fast
