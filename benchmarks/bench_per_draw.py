@@ -87,7 +87,7 @@ def flat_step(step):
     walk = leg.explorer.walk
     assert run.variational is None and leg.prior_rung and leg.sweeps_per_draw == 1
     assert leg.swap_scheme == "deo" and leg.options.max_rungs == leg.betas.size
-    fn, n = leg.density.batched, leg.betas.size
+    fn, n = leg.density.batch, leg.betas.size  # the compiled call the sampler makes
     no_aux, no_q = np.empty((n, 0)), np.zeros(n)
     (name,) = [v.name for v in step.vars]
 

@@ -1,6 +1,6 @@
 """MALA's compiled dense move (kernels.mala_move, kernels.dense.dense_log_accept_ratio)
 against the NumPy formulas it replaces, and the direct call of the compiled density
-(langevin.base.direct_density) against PyTensor's function: the same numbers, so the draws do
+(step_methods._compile.direct) against PyTensor's function: the same numbers, so the draws do
 not change (issue 17)."""
 
 import math
@@ -12,8 +12,8 @@ import pytest
 
 from pymc_tempering.kernels.dense import dense_log_accept_ratio
 from pymc_tempering.kernels.mala_move import dense_proposal
+from pymc_tempering.step_methods._compile.direct import direct_call
 from pymc_tempering.step_methods.langevin import MALA
-from pymc_tempering.step_methods.langevin.base import direct_density
 
 
 def numpy_proposal(x, grad, chol, noise, h):
@@ -89,7 +89,7 @@ def test_direct_density_equals_the_pytensor_function_also_after_set_data():
     model = model_with_data()
     with model:
         step = MALA(compile_kwargs={"mode": "NUMBA"})
-    direct = direct_density(step._fn)
+    direct = direct_call(step._fn, 2)
     assert direct is not None
     x = np.array([0.3, -1.2])
     for data in (np.linspace(0.0, 1.0, 5), np.arange(5.0) * 3):
@@ -99,11 +99,12 @@ def test_direct_density_equals_the_pytensor_function_also_after_set_data():
         assert logp == want_logp and np.shape(logp) == np.shape(want_logp)
         np.testing.assert_array_equal(grad, want_grad)
     assert step._logp_grad(x)[0] == float(want_logp)  # the step uses the new data
+    assert step._density is not step._fn  # the direct call, chosen at the first call
 
 
 def test_direct_density_is_not_used_where_the_function_is_not_numba():
     with model_with_data():
         step = MALA(compile_kwargs={"mode": pytensor.compile.mode.Mode(linker="cvm")})
-    assert direct_density(step._fn) is None
+    assert direct_call(step._fn, 2) is None
     step._logp_grad(np.zeros(2))
     assert step._density is step._fn

@@ -17,6 +17,8 @@ the log prior, ``model.datalogp`` (observed variables and Potentials) the log-li
 - :mod:`.loglik`: the log-likelihood of a run's posterior draws (one-temperature WBIC, LLC);
 - :mod:`.points`: flat vectors from named points;
 - :mod:`.trace`: the point function of PyMC's trace, once per model;
+- :mod:`.direct`: a compiled function's numba graph called directly, where it gives the same
+  bits;
 """
 
 from pymc_tempering.step_methods._compile.bridge import (

@@ -1,7 +1,7 @@
 """The tempered density of ExchangeMC: ``(logprior, loglik)`` of flat parameter vectors,
 batched over rungs (with gradients for gradient-based explorers), and prior draws."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -12,6 +12,7 @@ from pytensor.graph.replace import clone_replace, vectorize_graph
 
 from pymc_tempering._util.fingerprint import model_logp_graphs
 from pymc_tempering.step_methods._compile.cache import cached, compile_key
+from pymc_tempering.step_methods._compile.direct import checked_call
 from pymc_tempering.step_methods._compile.prior import (
     PRIOR_BLOCK,
     compile_prior_block,
@@ -44,12 +45,32 @@ class TemperedDensity:
     no_gradient: bool = False  # found by add_batched_gradient: the log density has none
     prior_draws_per_call: int = PRIOR_BLOCK  # what a sampler draws ahead (engine.records)
 
+    # (function, what to call for it): the direct call of its numba graph where it gives the
+    # same bits (_compile.direct), chosen at its first call; never pickled (see __getstate__)
+    _batch_call: tuple = field(default=(None, None), init=False, repr=False, compare=False)
+    _grad_call: tuple = field(default=(None, None), init=False, repr=False, compare=False)
+
     def batch(self, x: np.ndarray):
-        return self.batched(np.ascontiguousarray(x, dtype=np.float64))
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        fn, call = self._batch_call
+        if fn is not self.batched:  # the first call, or a new function
+            call, out = checked_call(self.batched, x, 2)
+            self._batch_call = (self.batched, call)
+            return out
+        return call(x)
 
     def batch_grad(self, x: np.ndarray):
         """``(logprior, loglik, grad_logprior, grad_loglik)`` of an ``(n, n_params)`` batch."""
-        return self.batched_grad(np.ascontiguousarray(x, dtype=np.float64))
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        fn, call = self._grad_call
+        if fn is not self.batched_grad:
+            call, out = checked_call(self.batched_grad, x, 4)
+            self._grad_call = (self.batched_grad, call)
+            return out
+        return call(x)
+
+    def __getstate__(self):  # pickled for cores > 1 and Dask workers: found again there
+        return self.__dict__ | {"_batch_call": (None, None), "_grad_call": (None, None)}
 
     @cached_property
     def single(self):

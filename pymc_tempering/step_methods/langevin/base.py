@@ -29,6 +29,7 @@ from pymc_tempering.step_methods._compile import (
     nonfinite_start_message,
     refuse_minibatch,
 )
+from pymc_tempering.step_methods._compile.direct import checked_call
 from pymc_tempering.step_methods._flat_step import FlatPointStep, same_state
 
 __all__ = ["check_beta", "positive_finite", "check_scaling", "LangevinBase"]
@@ -71,32 +72,6 @@ def check_scaling(scaling, n_params: int, sampler: str) -> np.ndarray:
             f"of the flattened, transformed variables); got {scaling!r}."
         )
     return arr
-
-
-def direct_density(fn):
-    """A callable ``x -> (logp, grad)`` that calls ``fn``'s numba-compiled graph directly, or
-    None where ``fn`` is not the one-input, no-update numba function this expects.
-
-    ``fn(x)`` (a PyTensor ``Function`` with ``trust_input``) stores ``x``, calls the linker's
-    thunk and gathers the outputs: 2-3 us a call on top of the compiled graph, as much as the
-    whole density of a small model. The thunk calls ``jit(x, *shared values)``, the same
-    compiled code on the same inputs; PyTensor's internals, so every guess is checked here and
-    by :meth:`LangevinBase._set_density` against ``fn`` itself."""
-    defaults = getattr(getattr(fn, "vm", None), "__defaults__", None)
-    if not (isinstance(defaults, tuple) and len(defaults) == 3):
-        return None
-    jit, inputs, outputs = defaults
-    ok = hasattr(jit, "py_func") and isinstance(inputs, list) and len(outputs) == 2
-    ok = ok and not fn._has_updates and len(fn.input_storage) >= 1 and not fn.unpack_single
-    if not ok or not inputs or inputs[0] is not fn.input_storage[0].storage:
-        return None
-    shared = tuple(inputs[1:])  # storage cells: set_value replaces their content
-    if not shared:
-        return jit
-    if len(shared) == 1:
-        (cell,) = shared
-        return lambda x: jit(x, cell[0])
-    return lambda x: jit(x, *[cell[0] for cell in shared])
 
 
 class LangevinBase(Resumable, FlatPointStep, GradientSharedStep):
@@ -152,7 +127,7 @@ class LangevinBase(Resumable, FlatPointStep, GradientSharedStep):
         self._dtype = fn.dtype
         self._cast = fn.dtype != "float64"
         self._fn.trust_input = not self._cast
-        self._density = None  # the compiled call (direct_density), chosen at the first call
+        self._density = None  # the compiled call (checked_call), chosen at the first call
         self.beta = beta
         self.Emax = float(Emax)
         x0 = DictToArrayBijection.map({v.name: initial_point[v.name] for v in vars}).data
@@ -179,17 +154,9 @@ class LangevinBase(Resumable, FlatPointStep, GradientSharedStep):
         return float(logp), grad
 
     def _set_density(self, x):
-        """The compiled density to call: :func:`direct_density` where it returns what the
-        PyTensor function does at ``x``, bit for bit, else the function."""
-        direct, expected = direct_density(self._fn), self._fn(x)
-        if direct is not None:
-            got = direct(x)
-            same = len(got) == 2 and all(
-                np.array_equal(a, b, equal_nan=True) and np.shape(a) == np.shape(b)
-                for a, b in zip(got, expected, strict=True)
-            )
-            direct = direct if same else None
-        self._density = direct or self._fn
+        """The compiled density to call (:func:`~pymc_tempering.step_methods._compile.direct.
+        checked_call`: the direct call of its numba graph where it gives the same bits)."""
+        self._density, _ = checked_call(self._fn, x, 2)
         return self._density
 
     def __getstate__(self):  # pickled for cores > 1: the direct call is found again there
