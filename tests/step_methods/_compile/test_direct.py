@@ -33,6 +33,12 @@ def density_of(model, compile_kwargs=None, gradient=True):
         )
 
 
+@pytest.fixture(scope="module")
+def density():
+    """One compiled density for the tests that only read it (a compile is about 2 s)."""
+    return density_of(data_model())
+
+
 def rows(seed, n=7):
     return np.random.default_rng(seed).normal(size=(n, 3))
 
@@ -44,9 +50,7 @@ def assert_same(got, want):
         np.testing.assert_array_equal(a, b, strict=True)
 
 
-def test_batch_calls_the_numba_graph_directly_with_the_functions_bits():
-    model = data_model()
-    density = density_of(model)
+def test_batch_calls_the_numba_graph_directly_with_the_functions_bits(density):
     for seed in range(3):  # the first call chooses, the others use the choice
         x = rows(seed)
         assert_same(density.batch(x), density.batched(x))
@@ -86,13 +90,12 @@ def test_a_graph_that_is_not_numbas_is_called_through_its_function():
     assert density._batch_call == (density.batched, density.batched)
 
 
-def test_checked_call_refuses_a_direct_call_that_differs(monkeypatch):
+def test_checked_call_refuses_a_direct_call_that_differs(monkeypatch, density):
     """Where the direct call's numbers are not the function's (PyTensor's internals changed
     under us), the function is used: planted by a wrong output count and by a direct call
     whose log-likelihood is one step of a float off."""
     from pymc_tempering.step_methods._compile import direct
 
-    density = density_of(data_model())
     x = rows(3)
     assert direct_call(density.batched, 3) is None  # two outputs, not three
     call, out = checked_call(density.batched, x, 2)
@@ -109,9 +112,7 @@ def test_checked_call_refuses_a_direct_call_that_differs(monkeypatch):
     assert_same(out, density.batched(x))
 
 
-def test_a_pickled_density_finds_its_direct_call_again():
-    model = data_model()
-    density = density_of(model)
+def test_a_pickled_density_finds_its_direct_call_again(density):
     x = rows(4)
     want = density.batch(x)
     copy = pickle.loads(pickle.dumps(density))
@@ -164,7 +165,7 @@ def test_exchange_draws_do_not_change_with_the_direct_call(explorer):
     assert np.ptp(runs[0], axis=0).min() > 0  # every coordinate moved
 
 
-def test_internals_other_than_expected_give_no_direct_call():
+def test_internals_other_than_expected_give_no_direct_call(density):
     """A function with updates (its random stream must advance) and a thunk whose first input
     cell is not the function's input are called through PyTensor, never directly."""
     from types import SimpleNamespace
@@ -186,7 +187,7 @@ def test_internals_other_than_expected_give_no_direct_call():
     one_output.unpack_single = False
     assert direct_call(one_output, 2) is None
 
-    fn = density_of(data_model()).batched
+    fn = density.batched
     jit, inputs, outputs = fn.vm.__defaults__
 
     def thunk(jit=jit, inputs=[[None], *inputs[1:]], outputs=outputs):  # noqa: B006
