@@ -111,13 +111,35 @@ def test_scaling_stats_follow_the_scales_and_freeze_with_them():
     np.testing.assert_allclose(third["rung_scaling"], expected * np.exp(0.5))
 
 
+def _assert_flat_step_is_pymcs(step, point, n_draws, stats=()):
+    """``n_draws`` steps from ``point`` by ``step.step`` (``FlatPointStep``) and by PyMC's
+    general ``ArrayStepShared.step``, each from the same sampling state: the same points,
+    variable by variable in order, shape, dtype and value, and the same ``stats``. Returns the
+    last point."""
+    from pymc.step_methods.arraystep import ArrayStepShared
+
+    fast = generic = point
+    for _ in range(n_draws):
+        state = step.sampling_state
+        fast, fast_stats = step.step(fast)
+        step.sampling_state = state
+        generic, generic_stats = ArrayStepShared.step(step, generic)
+        assert list(fast) == list(generic) == list(point)
+        for name, value in generic.items():
+            assert fast[name].shape == value.shape == np.shape(point[name]), name
+            assert fast[name].dtype == value.dtype == np.asarray(point[name]).dtype, name
+            np.testing.assert_array_equal(fast[name], value, strict=True)
+        for stat in stats:
+            np.testing.assert_array_equal(fast_stats[0][stat], generic_stats[0][stat])
+    return fast
+
+
 def test_the_flat_point_step_gives_pymcs_point_with_discrete_and_shaped_variables():
     """ExchangeMC maps the point to its flat state and back without PyMC's bookkeeping
     (``FlatPointStep``): the same point, variable by variable, as PyMC's ``map`` / ``rmap``
     give, in value, shape and dtype, on a model with an integer switchpoint, a transformed
     rate and a matrix."""
     import pymc as pm
-    from pymc.step_methods.arraystep import ArrayStepShared
 
     with pm.Model() as model:
         k = pm.DiscreteUniform("k", 0, 6)
@@ -128,19 +150,8 @@ def test_the_flat_point_step_gives_pymcs_point_with_discrete_and_shaped_variable
     with model:
         step = ExchangeMC(n_rungs=4, explorer="rwm", compile_kwargs=FAST)
     step.setup_chain(np.random.default_rng(3), tune=20, draws=0)
-    point = fast = generic = model.initial_point()
-    for _ in range(20):
-        state = step.sampling_state
-        fast, fast_stats = step.step(fast)
-        step.sampling_state = state
-        generic, generic_stats = ArrayStepShared.step(step, generic)
-        assert list(fast) == list(generic) == list(point)
-        for name, value in generic.items():
-            assert fast[name].shape == value.shape == np.shape(point[name]), name
-            assert fast[name].dtype == value.dtype, name
-            np.testing.assert_array_equal(fast[name], value)
-        for stat in ("rung_loglik", "rung_replica"):
-            np.testing.assert_array_equal(fast_stats[0][stat], generic_stats[0][stat])
+    point = model.initial_point()
+    fast = _assert_flat_step_is_pymcs(step, point, 20, ("rung_loglik", "rung_replica"))
     assert fast["k"].dtype.kind == "i"
     assert any(not np.array_equal(fast[k], point[k]) for k in point)  # it moved
 
@@ -160,23 +171,14 @@ def test_a_one_variable_point_takes_the_short_path_to_the_same_draw():
     """A point of one variable is mapped by its name and shape alone (``FlatPointStep``'s
     ``_flat_one``): the same point and stats as PyMC's general ``ArrayStepShared.step``, bit
     for bit, in shape and dtype; a point of another shape or name is mapped anew."""
-    from pymc.step_methods.arraystep import ArrayStepShared
-
     model = _one_variable_model()
     with model:
         step = ExchangeMC(n_rungs=4, explorer="rwm", compile_kwargs=FAST)
     step.setup_chain(np.random.default_rng(5), tune=10, draws=0)
-    point = fast = generic = model.initial_point()
-    for _ in range(12):
-        state = step.sampling_state
-        fast, fast_stats = step.step(fast)
-        step.sampling_state = state
-        generic, generic_stats = ArrayStepShared.step(step, generic)
-        assert list(fast) == ["w"] and fast["w"].shape == (2, 3)
-        assert fast["w"].dtype == generic["w"].dtype == point["w"].dtype
-        np.testing.assert_array_equal(fast["w"], generic["w"], strict=True)
-        for stat in ("rung_loglik", "rung_replica", "rung_accept", "swap_accept"):
-            np.testing.assert_array_equal(fast_stats[0][stat], generic_stats[0][stat])
+    point = model.initial_point()
+    stats = ("rung_loglik", "rung_replica", "rung_accept", "swap_accept")
+    fast = _assert_flat_step_is_pymcs(step, point, 12, stats)
+    assert list(fast) == ["w"] and fast["w"].shape == (2, 3)
     assert step._flat_one == ("w", (2, 3), point["w"].dtype)
     assert not np.array_equal(fast["w"], point["w"])  # it moved
     # a point laid out otherwise: the layout is learnt again, not read with the old one
@@ -214,7 +216,6 @@ def test_a_one_variable_discrete_point_keeps_its_integer_dtype():
     """The short path casts the flat float64 state back to the variable's dtype, as PyMC's
     ``rmap`` does: a model of one integer vector gets integer draws."""
     import pymc as pm
-    from pymc.step_methods.arraystep import ArrayStepShared
 
     with pm.Model() as model:
         k = pm.Binomial("k", n=12, p=0.4, shape=2)
@@ -222,13 +223,5 @@ def test_a_one_variable_discrete_point_keeps_its_integer_dtype():
     with model:
         step = ExchangeMC(n_rungs=3, compile_kwargs=FAST)
     step.setup_chain(np.random.default_rng(2), tune=5, draws=0)
-    point = model.initial_point()
-    for _ in range(8):
-        state = step.sampling_state
-        fast, _ = step.step(point)
-        step.sampling_state = state
-        generic, _ = ArrayStepShared.step(step, point)
-        assert fast["k"].dtype == generic["k"].dtype == point["k"].dtype
-        assert fast["k"].dtype.kind == "i"
-        np.testing.assert_array_equal(fast["k"], generic["k"], strict=True)
-        point = fast
+    fast = _assert_flat_step_is_pymcs(step, model.initial_point(), 8)
+    assert fast["k"].dtype.kind == "i"
