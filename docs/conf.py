@@ -39,7 +39,8 @@ os.environ["IPYTHONDIR"] = str(_IPYTHONDIR)
 import pymc_tempering  # noqa: E402  (from ROOT, inserted above)
 
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
-import read_order  # noqa: E402  (docs/_ext: the build's own helpers)
+import execution_cache  # noqa: E402  (docs/_ext: the build's own helpers)
+import read_order  # noqa: E402
 
 project = "pymc_tempering"
 author = "pymc_tempering developers"
@@ -183,7 +184,15 @@ def _spread_executed_pages(app, env, docnames):
     docnames[:] = read_order.spread_executed(docnames, executed, sizes, app.parallel)
 
 
+def _create_execution_cache(app, env, docnames):
+    """jupyter-cache's database, made before the parallel read forks its readers
+    (``docs/_ext/execution_cache.py``)."""
+    if nb_execution_mode == "cache":
+        execution_cache.create_execution_cache(env.mystnb_config.execution_cache_path)
+
+
 def setup(app):
+    app.connect("env-before-read-docs", _create_execution_cache)
     app.connect("env-before-read-docs", _spread_executed_pages)
     app.connect("build-finished", _copy_mathjax)
     app.connect("autodoc-process-docstring", _drop_type_docstring, priority=100)
