@@ -4,7 +4,16 @@ the flat vector and back without PyMC's general bookkeeping."""
 import numpy as np
 from pymc.blocking import DictToArrayBijection, RaveledVars
 
-__all__ = ["FlatPointStep", "same_state"]
+__all__ = ["FlatPointStep", "in_model_order", "same_state"]
+
+
+def in_model_order(vars, model) -> list:
+    """``vars`` (value variables of ``model``, in any order, repeats dropped) in the model's
+    order: the order of PyMC's point, so of the flat state that :class:`FlatPointStep` and
+    PyMC's ``DictToArrayBijection.map`` build from it. A step compiles its density on
+    ``vars`` in this order, or ``vars=[b, a]`` would read ``a``'s value as ``b``'s."""
+    chosen = set(vars)
+    return [v for v in model.value_vars if v in chosen]
 
 
 class FlatPointStep:
@@ -18,9 +27,9 @@ class FlatPointStep:
     The move itself is :meth:`_array_step` on the flat vector: ``astep`` by default; a
     subclass that works on plain arrays overrides it and skips ``RaveledVars`` both ways
     (ExchangeMC; ``benchmarks/bench_per_draw.py``). A point of one variable, the common case,
-    is checked by its name and shape alone."""
+    is checked by its name, shape and dtype alone."""
 
-    _flat_layout = None  # ((name, shape) in the point's order, point_map_info)
+    _flat_layout = None  # ((name, shape, dtype) in the point's order, point_map_info)
     _flat_one = None  # (name, shape, dtype) where the layout is of one variable
 
     def step(self, point):
@@ -29,15 +38,20 @@ class FlatPointStep:
         one = self._flat_one
         if one is not None and len(point) == 1:
             ((name, value),) = point.items()
-            if name == one[0] and np.shape(value) == one[1]:
+            if (
+                name == one[0]
+                and np.shape(value) == one[1]
+                and getattr(value, "dtype", None) == one[2]
+            ):
                 x, stats = self._array_step(value.ravel())
                 return {name: x.reshape(one[1]).astype(one[2], copy=False)}, stats
         layout = self._flat_layout
-        key = [(name, np.shape(value)) for name, value in point.items()]
-        if layout is None or layout[0] != key:  # first call, or other variables or shapes
+        key = [(name, np.shape(value), np.asarray(value).dtype) for name, value in point.items()]
+        if layout is None or layout[0] != key:  # first call, or other variables, shapes, dtypes
             q = DictToArrayBijection.map(point)
             self._flat_layout = layout = (key, q.point_map_info)
-            if len(key) == 1:  # the short path's from here on
+            self._flat_one = None  # the short path's where the point has one variable
+            if len(key) == 1:
                 ((name, shape, _, dtype),) = q.point_map_info
                 self._flat_one = (name, shape, dtype)
             x = q.data

@@ -18,7 +18,7 @@ from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.step_methods._compile import (
     check_observed_finite,
 )
-from pymc_tempering.step_methods._flat_step import FlatPointStep
+from pymc_tempering.step_methods._flat_step import FlatPointStep, in_model_order
 from pymc_tempering.step_methods._progress import progress_columns
 from pymc_tempering.step_methods.exchange.build import build_run
 from pymc_tempering.step_methods.exchange.options import (
@@ -143,6 +143,7 @@ class ExchangeMC(Resumable, FlatPointStep, ArrayStepShared):
         if initial_point is None:
             initial_point = model.initial_point()
         vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
+        vars = in_model_order(vars, model)  # the flat state's order
         check_model(model, vars)
         check_observed_finite(model, "ExchangeMC")
         check_compile_kwargs(compile_kwargs)

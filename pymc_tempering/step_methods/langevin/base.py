@@ -30,7 +30,7 @@ from pymc_tempering.step_methods._compile import (
     refuse_minibatch,
 )
 from pymc_tempering.step_methods._compile.direct import checked_call
-from pymc_tempering.step_methods._flat_step import FlatPointStep, same_state
+from pymc_tempering.step_methods._flat_step import FlatPointStep, in_model_order, same_state
 
 __all__ = ["check_beta", "positive_finite", "check_scaling", "LangevinBase"]
 
@@ -107,7 +107,7 @@ class LangevinBase(Resumable, FlatPointStep, GradientSharedStep):
                     "Metropolis for discrete variables."
                 )
         else:
-            vars = get_value_vars_from_user_vars(vars, model)
+            vars = in_model_order(get_value_vars_from_user_vars(vars, model), model)
         beta = check_beta(beta)
         if not Emax > 0:
             raise ValueError(f"`Emax` must be positive, got {Emax}.")

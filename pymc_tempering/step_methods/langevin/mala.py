@@ -192,6 +192,7 @@ class MALA(LangevinBase):
     # -- per-chain state -------------------------------------------------------------------------
     def _reset_chain(self, n_tune: int):
         self.iteration = 0
+        self._x = None  # a new chain evaluates its start afresh: pm.Data may have been set since
         self.divergences = 0
         self._warned: set[str] = set()  # Python warnings given in this chain
         self.n_tune = int(n_tune)

@@ -144,6 +144,7 @@ class ULA(LangevinBase):
 
     def _reset_chain(self):
         self.iteration = 0
+        self._x = None  # a new chain evaluates its start afresh: pm.Data may have been set since
         self.divergences = 0
         self._warned: set[str] = set()  # Python warnings given in this chain
 

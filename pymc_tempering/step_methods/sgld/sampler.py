@@ -24,7 +24,7 @@ from pymc_tempering.kernels.sgld import (
 from pymc_tempering.resume.checkpoint import Resumable
 from pymc_tempering.singular.core import check_localization, localization_term
 from pymc_tempering.step_methods._compile import compile_minibatch_gradients, flat_point_map
-from pymc_tempering.step_methods._flat_step import FlatPointStep, same_state
+from pymc_tempering.step_methods._flat_step import FlatPointStep, in_model_order, same_state
 from pymc_tempering.step_methods.langevin.base import check_beta
 from pymc_tempering.step_methods.sgld import divergence, options, stats
 
@@ -156,6 +156,7 @@ class SGLD(Resumable, FlatPointStep, ArrayStepShared):
         if initial_point is None:
             initial_point = model.initial_point()
         vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
+        vars = in_model_order(vars, model)  # the flat state's order
         options.check_continuous(vars)
         options.check_options(schedule, threshold_every, rmsprop_decay)
         self.beta = check_beta(beta)
@@ -196,6 +197,7 @@ class SGLD(Resumable, FlatPointStep, ArrayStepShared):
     # -- per-chain state -------------------------------------------------------------------------
     def _reset_chain(self, tune: int):
         self.iteration = 0
+        self._x = None  # a new chain evaluates its start afresh: pm.Data may have been set since
         self.precond = self._fixed_precond.copy()
         self.rms_v = np.zeros_like(self.precond)
         self.rms_count = 0

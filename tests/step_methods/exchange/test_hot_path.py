@@ -168,7 +168,7 @@ def _one_variable_model():
 
 
 def test_a_one_variable_point_takes_the_short_path_to_the_same_draw():
-    """A point of one variable is mapped by its name and shape alone (``FlatPointStep``'s
+    """A point of one variable is mapped by its name, shape and dtype alone (``FlatPointStep``'s
     ``_flat_one``): the same point and stats as PyMC's general ``ArrayStepShared.step``, bit
     for bit, in shape and dtype; a point of another shape or name is mapped anew."""
     model = _one_variable_model()
@@ -225,3 +225,38 @@ def test_a_one_variable_discrete_point_keeps_its_integer_dtype():
     step.setup_chain(np.random.default_rng(2), tune=5, draws=0)
     fast = _assert_flat_step_is_pymcs(step, model.initial_point(), 8)
     assert fast["k"].dtype.kind == "i"
+    assert step._flat_one == ("k", (2,), fast["k"].dtype)  # the short path, in its dtype
+
+
+def test_the_flat_step_learns_the_layout_again_for_another_dtype_or_variable_set():
+    """A point of another dtype, or of several variables then one again, is mapped as PyMC's
+    ``map`` / ``rmap`` map it: the move sees that point's layout, and the point comes back in
+    its own dtype (not in the first point's)."""
+    from pymc.blocking import DictToArrayBijection, RaveledVars
+
+    from pymc_tempering.step_methods._flat_step import FlatPointStep
+
+    class Shift(FlatPointStep):  # adds 1 to every entry, and keeps the layout it was given
+        shared = {}
+
+        def astep(self, q0):
+            self.seen = q0.point_map_info
+            return RaveledVars(q0.data + 1, q0.point_map_info), [{}]
+
+    step = Shift()
+    points = [
+        {"x": np.zeros(3)},
+        {"x": np.zeros(3), "y": np.zeros(2)},
+        {"x": np.zeros(3)},
+        {"x": np.zeros(3, dtype=np.float32)},
+        {"x": np.zeros((1, 3))},
+    ]
+    for point in points:
+        out, _ = step.step(point)
+        q = DictToArrayBijection.map(point)
+        expected = DictToArrayBijection.rmap(RaveledVars(q.data + 1, q.point_map_info))
+        assert step.seen == q.point_map_info
+        assert list(out) == list(expected)
+        for name, value in expected.items():
+            assert out[name].dtype == value.dtype and out[name].shape == value.shape, name
+            np.testing.assert_array_equal(out[name], value)
