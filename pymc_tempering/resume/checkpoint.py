@@ -94,10 +94,10 @@ def step_record(step) -> dict:
     and the digests of the model's prior, likelihood and deterministics
     (:func:`~pymc_tempering._util.fingerprint.model_graph_digests`), which a continuation checks
     its model against. Computed at the first snapshot, once per step (20-120 ms)."""
-    args, kwargs = getattr(step, "_BlockedStep__newargs", ((), {}))
-    out = {}
-    if args:
-        out["vars"] = [v.name for v in args[0]]
+    _, kwargs = getattr(step, "_BlockedStep__newargs", ((), {}))
+    # the value variables the step resolved, not PyMC's saved argument: that is [None] for
+    # ``vars=None`` and random variables (``sigma``, not ``sigma_log__``) where given so
+    out = {"vars": [v.name for v in step.vars]}
     for name, value in kwargs.items():
         if name in _NOT_SAVED:
             continue

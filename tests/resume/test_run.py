@@ -15,6 +15,7 @@ from helpers import assert_same_run
 import pymc_tempering as pmt
 from pymc_tempering.resume import chain_checkpoints, continue_sampling
 from pymc_tempering.resume.codec import decode, encode
+from pymc_tempering.resume.run import saved_step
 
 QUIET = dict(progressbar=False, compute_convergence_checks=False)
 STEPS = {
@@ -70,6 +71,30 @@ def test_continued_run_equals_one_long_run(sampler, cores):
     if sampler == "exchange":  # evidence reads the whole joined run, as it reads one long run
         for estimate in (pmt.thermodynamic_integration, pmt.stepping_stone):
             xr.testing.assert_identical(estimate(joined), estimate(full))
+
+
+def _scale_model():
+    with pm.Model() as model:
+        sigma = pm.HalfNormal("sigma", 1.0)
+        pm.Normal("y", 0.0, sigma, observed=np.array([0.3, -0.2, 0.9]))
+    return model
+
+
+@pytest.mark.parametrize("cls", [pmt.ExchangeMC, pmt.MALA], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("given", ["None", "random variable"])
+def test_vars_given_as_none_or_as_a_random_variable_continue(cls, given):
+    """``vars=None`` written out, or a transformed variable given by its random variable
+    (``sigma``, whose value variable is ``sigma_log__``): the checkpoint names the value
+    variables the step samples, and the run continues as one long run."""
+    kw = dict(tune=20, chains=1, random_seed=1, **QUIET)
+    with _scale_model() as model:
+        vars = None if given == "None" else [model["sigma"]]
+        step = lambda: cls(vars=vars, **({"n_rungs": 4} if cls is pmt.ExchangeMC else {}))  # noqa: E731
+        full = pm.sample(40, step=step(), **kw)
+        half = pm.sample(20, step=step(), **kw)
+        joined = continue_sampling(half, 20, random_seed=5, **QUIET)
+    assert_same_run(full, joined)
+    assert saved_step(half)["kwargs"]["vars"] == ["sigma_log__"]
 
 
 def test_continue_from_a_netcdf_file_with_the_step_from_the_classmethod(tmp_path):
