@@ -37,6 +37,7 @@ __all__ = [
     "model_graph_digests",
     "model_logp_graphs",
     "changed_data",
+    "other_data",
 ]
 
 _LOGP_GRAPHS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -206,6 +207,23 @@ def changed_data(data, model) -> list[str]:
         if not _same_values(before, now):
             changed.append(name)
     return changed
+
+
+def other_data(data, model) -> str:
+    """What of ``model``'s data differs from what the DataTree ``data`` was sampled with, in
+    words (``""`` where nothing does): its observed data (:func:`observed_fingerprint`) and the
+    values of its ``pm.Data`` containers (:func:`changed_data`: a predictor changed by
+    ``pm.set_data`` changes the posterior as much as the observations do). Groups ``data`` did
+    not record are not compared. The one check of every reader that evaluates the model's
+    density at a run's draws (bridge sampling, WBIC from a model)."""
+    parts = []
+    recorded = observed_fingerprint(data)
+    if recorded is not None and recorded != model_fingerprint(model):
+        parts.append("observed data")
+    changed = changed_data(data, model)
+    if changed:
+        parts.append(f"pm.Data {changed}")
+    return " and ".join(parts)
 
 
 def _same_values(before: np.ndarray, now: np.ndarray) -> bool:

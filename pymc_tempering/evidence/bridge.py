@@ -19,7 +19,7 @@ import pymc as pm
 import xarray as xr
 from pymc.vartypes import discrete_types
 
-from pymc_tempering._util.fingerprint import model_fingerprint, observed_fingerprint
+from pymc_tempering._util.fingerprint import model_fingerprint, other_data
 from pymc_tempering.evidence.checks import MIN_DRAWS, MIN_ESS, improper_message, warn
 from pymc_tempering.evidence.core.bridge import (
     METHODS,
@@ -144,15 +144,20 @@ def _refuse(model):
         )
 
 
-def _refuse_other_data(model_data, trace_data) -> None:
-    """Raise where the DataTree's ``observed_data`` are not the model's (e.g. ``pm.set_data``
-    since sampling): its draws are from another posterior, and no estimate from them holds."""
-    if trace_data is not None and trace_data != model_data:
+def _refuse_other_data(idata, model) -> None:
+    """Raise where the model's data are not those the DataTree's draws were sampled with
+    (:func:`~pymc_tempering._util.fingerprint.other_data`: e.g. ``pm.set_data`` since
+    sampling, on the observations or on a predictor): its draws are from another posterior,
+    and no estimate from them holds."""
+    what = other_data(idata, model)
+    if what:
         raise ValueError(
-            f"{ESTIMATOR}: the DataTree's observed_data differ from the model's observed data "
-            "(e.g. pm.set_data was called after sampling), so its draws are not from this "
-            "model's posterior. Sample the model again with its current data, or pass the "
-            "model with the data that produced the draws as `model=`."
+            f"{ESTIMATOR}: the DataTree's draws were sampled with other data than the model's "
+            f"{what} (its observed_data / constant_data groups; e.g. pm.set_data was called "
+            "after sampling), so they are not from this model's posterior. Sample the model "
+            "again with its current data, or set the data back first (pm.set_data({name: "
+            "idata.constant_data[name].values}) for each pm.Data), or pass the model with the "
+            "data that produced the draws as `model=`."
         )
 
 
@@ -255,15 +260,15 @@ def bridge_sampling(
     ------
     ValueError
         Improper priors, discrete or missing free variables, non-finite or minibatched data, or
-        ``observed_data`` that are not the model's (e.g. after ``pm.set_data``).
+        data that are not the model's (its ``observed_data`` or ``constant_data``, e.g. after
+        ``pm.set_data``; a posterior Dataset carries neither, so pass the DataTree).
     """
     model = resolve_model(model, ESTIMATOR)
     _refuse(model)
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}.")
     posterior = _posterior(idata, model)
-    model_data, trace_data = model_fingerprint(model), observed_fingerprint(idata)
-    _refuse_other_data(model_data, trace_data)
+    _refuse_other_data(idata, model)
     to_values = compile_value_transform(model)
     draws = _value_draws(posterior, model, to_values)
     n_params = draws.shape[2]
@@ -301,7 +306,7 @@ def bridge_sampling(
         attrs={
             "estimator": ESTIMATOR,
             "method": method,
-            "observed_data": trace_data if trace_data is not None else model_data,
+            "observed_data": model_fingerprint(model),  # the DataTree's too, as checked
             "ladder_start": 0.0,
         },
     )

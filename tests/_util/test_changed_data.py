@@ -98,3 +98,25 @@ def test_complex_data_with_nan_set_again_is_no_change():
     assert changed_data(tree, model) == []
     model.data_vars[0].set_value(values[::-1].copy())
     assert changed_data(tree, model) == ["c"]
+
+
+def test_other_data_names_the_observations_and_the_containers_that_changed():
+    """``other_data``: "" for the data recorded; the observed data, the ``pm.Data`` set since,
+    or both, in words; groups the DataTree lacks are not compared."""
+    from pymc_tempering._util.fingerprint import other_data
+
+    model = _model()
+    observed = xr.Dataset({"y": ("y_dim_0", Y.copy())})
+    tree = xr.DataTree.from_dict({"constant_data": _recorded()["constant_data"].to_dataset(),
+                                  "observed_data": observed})  # fmt: skip
+    assert other_data(tree, model) == ""
+    with model:
+        pm.set_data({"x": 1.1 * X})
+    assert other_data(tree, model) == "pm.Data ['x']"
+    moved = xr.DataTree.from_dict({"constant_data": _recorded(x=1.1 * X)["constant_data"]
+                                   .to_dataset(), "observed_data": observed + 1.0})  # fmt: skip
+    assert other_data(moved, model) == "observed data"
+    with model:
+        pm.set_data({"x": X})
+    assert other_data(moved, model) == "observed data and pm.Data ['x']"
+    assert other_data(xr.DataTree(), model) == ""

@@ -272,6 +272,22 @@ def test_wbic_from_mala_at_beta_star_and_a_wrong_beta_fails():
     assert abs(minus_loglik.mean() - truth) > 4 * mean_mcse(minus_loglik).mcse
 
 
+def test_wbic_refuses_draws_of_data_set_since():
+    """WBIC from a model evaluates its log-likelihood at the run's draws: a ``pm.Data`` set
+    since sampling would give another run's value, so it is refused by name."""
+    n = 50
+    with pm.Model() as model:
+        x = pm.Data("x", np.linspace(-1.0, 1.0, n))
+        w = pm.Normal("w", 0.0, 1.0)
+        pm.Normal("y", w * x, 1.0, observed=np.zeros(n))
+    idata = _one_temperature_run(model, pmt.MALA(model=model, beta=wbic_beta(n)), SEED, 30)
+    assert np.isfinite(float(wbic(idata, n_obs=n, model=model).wbic))  # the data sampled
+    with model:
+        pm.set_data({"x": np.linspace(-2.0, 2.0, n)})
+    with pytest.raises(ValueError, match=r"^WBIC: .*other data than the model's pm.Data \['x'\]"):
+        wbic(idata, n_obs=n, model=model)
+
+
 def _quartic_data_model(y, batch_size=None):
     """y_i ~ N(w^2, 1): with centred y, loglik(w) = loglik(0) - (n/2) w^4, singular (lambda
     1/4, not d/2 = 1/2)."""
