@@ -162,14 +162,19 @@ def _run(model, center, seed=1):
 
 
 @pytest.mark.slow
-def test_product_model_at_n_1e4_is_warned():
-    """y ~ N(a b, 1), n = 10^4: MALA's estimate is 3 MCSE below the exact target 0.360 (the
-    arms of the cross under-explored); the target check is 4.9 MCSE below d = 2 and says so."""
+def test_product_model_at_n_1e4_leans_below_and_warns_past_the_threshold():
+    """y ~ N(a b, 1), n = 10^4: MALA under-explores the arms of the cross, so on every seed its
+    estimate lies below the exact target and the target check below d = 2, and the check warns
+    (and the summary says FAILED) exactly where it passes TARGET_Z. Which seeds pass it
+    depends on the compiled density's last bits (decision 101), so no seed is assumed to; and
+    the check does not catch every miss of 4 MCSE (decision 060, last section)."""
     n = 10_000
-    res, caught = _run(_product(n), {"a": np.array(0.0), "b": np.array(0.0)})
-    target = monomial_llc(n / 2, res.attrs["beta"], 1.0, (1, 1), prior_sd=1.0)
-    assert float(res.local_learning_coefficient) < target  # wrong, and ...
-    z = (float(res.target_check) - 2) / float(res.target_check_mcse)
-    assert z < -llc.TARGET_Z and res.attrs["n_params"] == 2
-    assert any("do not follow the localised posterior" in str(w.message) for w in caught)
-    assert "FAILED" in res.attrs["summary"]
+    for seed in (1, 2, 3):
+        res, caught = _run(_product(n), {"a": np.array(0.0), "b": np.array(0.0)}, seed=seed)
+        target = monomial_llc(n / 2, res.attrs["beta"], 1.0, (1, 1), prior_sd=1.0)
+        assert float(res.local_learning_coefficient) < target, seed  # under-explored
+        assert res.attrs["n_params"] == 2
+        z = (float(res.target_check) - 2) / float(res.target_check_mcse)
+        assert z < 0, seed
+        warned = any("do not follow the localised posterior" in str(w.message) for w in caught)
+        assert warned == (z < -llc.TARGET_Z) == ("FAILED" in res.attrs["summary"]), seed
