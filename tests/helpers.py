@@ -6,6 +6,7 @@ share (sampled once per session), and the plot tests' checks. Test modules impor
 
 import contextlib
 import functools
+import os
 import types
 import warnings
 
@@ -15,6 +16,7 @@ import numba
 import numpy as np
 import pymc as pm
 import pytensor
+import pytest
 import targets
 import xarray as xr
 
@@ -285,17 +287,40 @@ QUIET_CLUSTER = {
 }
 
 
+EXACT_BITS = "numba__fastmath=False"
+
+
+def exact_bits_flags() -> str:
+    """``PYTENSOR_FLAGS`` as this process has them, with numba's fastmath off."""
+    return ",".join(f for f in (os.environ.get("PYTENSOR_FLAGS", ""), EXACT_BITS) if f)
+
+
 @contextlib.contextmanager
-def local_client(n_workers: int):
+def exact_bits():
+    """PyTensor's numba fastmath off in this process and in every process started inside the
+    context (``PYTENSOR_FLAGS``), for tests that compare draws made in different processes bit
+    for bit. With fastmath on, a density compiled into an empty cache and one loaded from it
+    differ in the last bits (decision 101), so such a test failed on a fresh machine's first
+    run (28 tests); the promise with fastmath on is ``test_reproducibility.py``'s."""
+    with pytest.MonkeyPatch.context() as patch, pytensor.config.change_flags(numba__fastmath=False):
+        patch.setenv("PYTENSOR_FLAGS", exact_bits_flags())
+        yield
+
+
+@contextlib.contextmanager
+def local_client(n_workers: int, exact: bool = False):
     """A Dask client of a LocalCluster of ``n_workers`` worker processes, one thread each,
-    with :data:`QUIET_CLUSTER`'s settings."""
+    with :data:`QUIET_CLUSTER`'s settings; ``exact``: the workers compile without fastmath
+    (:func:`exact_bits`), restarted ones too (the nannies' environment)."""
     import dask
     import distributed
 
+    env = {"PYTENSOR_FLAGS": exact_bits_flags()} if exact else {}
     with dask.config.set(QUIET_CLUSTER):
         cluster = distributed.LocalCluster(
-            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0"
-        )
+            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+            env=env,
+        )  # fmt: skip
         with cluster, distributed.Client(cluster) as client:
             client.wait_for_workers(n_workers, timeout=120)
             yield client

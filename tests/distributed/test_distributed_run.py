@@ -178,7 +178,7 @@ def _assert_both_legs_log_z(idata):
 
 @pytest.fixture(scope="module")
 def client4():
-    with local_client(4) as client:
+    with local_client(4, exact=True) as client:
         yield client
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pymc as pm
 import pytest
 import xarray as xr
-from helpers import assert_same_run
+from helpers import assert_same_run, exact_bits
 
 import pymc_tempering as pmt
 from pymc_tempering.resume import chain_checkpoints, continue_sampling
@@ -197,6 +197,11 @@ def _chains_by_first_draw(partial, full):
 
 @pytest.mark.parametrize("cores", [1, 2])
 def test_an_interrupted_run_is_kept_and_continues_as_one_long_run(tmp_path, cores):
+    with exact_bits():  # compared bit for bit with a run in this process
+        _interrupted_run_continues(tmp_path, cores)
+
+
+def _interrupted_run_continues(tmp_path, cores):
     path = str(tmp_path / "interrupted.nc")
     code = INTERRUPTED.format(tests=os.path.dirname(__file__), cores=cores, path=path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

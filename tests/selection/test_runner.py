@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import selection_models as sm
 import xarray as xr
-from helpers import local_client
+from helpers import exact_bits, local_client
 from pymc.exceptions import ImputationWarning
 
 from pymc_tempering import marginal_likelihood
@@ -48,6 +48,14 @@ def assert_same_table(table, reference):
     assert table[columns].equals(reference[columns]), (table[columns], reference[columns])
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _exact_bits():
+    """Tables from other processes are compared bit for bit: no fastmath, here and in every
+    process the module starts (``helpers.exact_bits``)."""
+    with exact_bits():
+        yield
+
+
 @pytest.fixture(scope="module")
 def reference():
     """The sequential in-process run, no store: what every other run must reproduce."""
@@ -56,7 +64,7 @@ def reference():
 
 @pytest.fixture(scope="module")
 def client():
-    with local_client(2) as client:  # both registered before any model is sent
+    with local_client(2, exact=True) as client:  # both registered before any model is sent
         yield client
 
 
