@@ -38,6 +38,7 @@ __all__ = [
     "model_logp_graphs",
     "changed_data",
     "other_data",
+    "refuse_other_data",
 ]
 
 _LOGP_GRAPHS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -224,6 +225,22 @@ def other_data(data, model) -> str:
     if changed:
         parts.append(f"pm.Data {changed}")
     return " and ".join(parts)
+
+
+def refuse_other_data(data, model, reader: str) -> None:
+    """Raise a ValueError, naming :func:`other_data`'s difference, where ``model``'s data are
+    not those ``data``'s draws were sampled with: ``reader`` (e.g. ``"bridge_sampling"``)
+    evaluates the model at those draws, and no estimate from another posterior's draws holds."""
+    what = other_data(data, model)
+    if what:
+        raise ValueError(
+            f"{reader}: the DataTree's draws were sampled with other data than the model's "
+            f"{what} (its observed_data / constant_data groups; e.g. pm.set_data was called "
+            "after sampling), so they are not from this model's posterior. Sample the model "
+            "again with its current data, or set the data back first (pm.set_data({name: "
+            "idata.constant_data[name].values}) for each pm.Data), or pass the model with the "
+            "data that produced the draws as `model=`."
+        )
 
 
 def _same_values(before: np.ndarray, now: np.ndarray) -> bool:

@@ -19,7 +19,7 @@ import pymc as pm
 import xarray as xr
 from pymc.vartypes import discrete_types
 
-from pymc_tempering._util.fingerprint import model_fingerprint, other_data
+from pymc_tempering._util.fingerprint import model_fingerprint, refuse_other_data
 from pymc_tempering.evidence.checks import MIN_DRAWS, MIN_ESS, improper_message, warn
 from pymc_tempering.evidence.core.bridge import (
     METHODS,
@@ -144,23 +144,6 @@ def _refuse(model):
         )
 
 
-def _refuse_other_data(idata, model) -> None:
-    """Raise where the model's data are not those the DataTree's draws were sampled with
-    (:func:`~pymc_tempering._util.fingerprint.other_data`: e.g. ``pm.set_data`` since
-    sampling, on the observations or on a predictor): its draws are from another posterior,
-    and no estimate from them holds."""
-    what = other_data(idata, model)
-    if what:
-        raise ValueError(
-            f"{ESTIMATOR}: the DataTree's draws were sampled with other data than the model's "
-            f"{what} (its observed_data / constant_data groups; e.g. pm.set_data was called "
-            "after sampling), so they are not from this model's posterior. Sample the model "
-            "again with its current data, or set the data back first (pm.set_data({name: "
-            "idata.constant_data[name].values}) for each pm.Data), or pass the model with the "
-            "data that produced the draws as `model=`."
-        )
-
-
 def bridge_problems(res: xr.Dataset, maxiter: int, n_starts=0) -> list[str]:
     """Why the bridge-sampling estimate ``res`` should not be trusted; each says what to do."""
     problems = []
@@ -268,7 +251,7 @@ def bridge_sampling(
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}.")
     posterior = _posterior(idata, model)
-    _refuse_other_data(idata, model)
+    refuse_other_data(idata, model, ESTIMATOR)
     to_values = compile_value_transform(model)
     draws = _value_draws(posterior, model, to_values)
     n_params = draws.shape[2]

@@ -14,7 +14,7 @@ only). The compiled evaluation lives in :mod:`pymc_tempering.step_methods._compi
 import numpy as np
 import xarray as xr
 
-from pymc_tempering._util.fingerprint import other_data
+from pymc_tempering._util.fingerprint import refuse_other_data
 from pymc_tempering.trace import group
 
 __all__ = ["is_ladder_run", "one_temperature_loglik"]
@@ -71,15 +71,7 @@ def _model_loglik(data, model):
     from pymc_tempering.step_methods._compile.loglik import draws_loglik
 
     refuse_minibatch(model, "wbic's log-likelihood of the draws")
-    what = other_data(data, model)
-    if what:
-        raise ValueError(
-            f"WBIC: this run's draws were sampled with other data than the model's {what} (the "
-            "DataTree's observed_data / constant_data groups; e.g. pm.set_data was called after "
-            "sampling), so their log-likelihood under this model is not the run's. Set the data "
-            "back first (pm.set_data({name: idata.constant_data[name].values}) for each "
-            "pm.Data), or sample the model again with its current data."
-        )
+    refuse_other_data(data, model, "WBIC")
     try:
         flat = _flat_draws(model, data)
     except KeyError as err:

@@ -4,9 +4,8 @@ compares draws across processes bit for bit, so its workers and its tests compil
 numba's fastmath (``helpers.exact_bits``: otherwise a fresh machine's empty PyTensor cache
 gives the compiling process other last bits than the ones that load, decision 101)."""
 
-import pytensor
 import pytest
-from helpers import local_client
+from helpers import exact_bits, local_client
 
 
 @pytest.fixture(scope="session")
@@ -17,5 +16,5 @@ def client():
 
 @pytest.fixture(scope="module", autouse=True)
 def _exact_bits():
-    with pytensor.config.change_flags(numba__fastmath=False):
+    with exact_bits():
         yield
